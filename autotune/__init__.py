@@ -1,0 +1,1 @@
+"""Search over pass sequences and parameters, measurement, cost models, vendor baselines."""

@@ -1,0 +1,1 @@
+"""Prompt templates (data files), one per pass, plus per-platform knowledge snippets."""

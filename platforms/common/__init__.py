@@ -1,0 +1,1 @@
+"""Shared C-family machinery for the platform front-ends, back-ends and emulators."""

@@ -1,0 +1,1 @@
+"""Z3 sketch synthesis: holes, constraints and CEGIS repair of a localized snippet."""
