@@ -22,10 +22,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <type_traits>
 #include <utility>
+#include <string>
 #include <vector>
 
 extern "C" {
@@ -308,3 +310,14 @@ XP_EXPORT void *__xp_device_alloc(unsigned long long bytes) {
 }
 XP_EXPORT void __xp_device_free(void *p) { xp::guarded_free(p); }
 XP_EXPORT void __xp_check_canaries() { xp::check_canaries(); }
+
+// Host buffers the driver places in guarded shared memory (entry arguments): registered so an
+// out-of-bounds access through them names the argument.
+XP_EXPORT void __xp_register_buffer(void *map, unsigned long long map_len, void *user,
+                                    unsigned long long size, const char *name) {
+  xp::install_handlers();
+  static std::deque<std::string> names;  // deque: c_str() stays valid
+  names.emplace_back(std::string("argument '") + name + "'");
+  int id = (int)xp::regions().size();
+  xp::regions().push_back({(char *)map, (size_t)map_len, (char *)user, (size_t)size, id, names.back().c_str(), true});
+}

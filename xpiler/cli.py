@@ -1,0 +1,259 @@
+"""The ``xpiler`` command line: a thin layer over the library.
+
+``main()`` runs the click group and maps every ``XpilerError`` to its exit code with a one-line
+(or diagnostic-list) message on stderr, never a traceback (``XPILER_DEBUG=1`` shows one).
+Heavy modules (numpy, the front-ends, TVM) are imported inside the commands so ``--help``
+answers at once.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from . import __version__
+from .errors import UsageError, XpilerError
+
+PLATFORM_CHOICES = ["cuda", "hip", "bang", "vnni", "mlu", "cpp", "c"]
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _dims(text: str | None):
+    if text is None:
+        return None
+    try:
+        vals = tuple(int(x) for x in text.replace("x", ",").split(",") if x.strip())
+    except ValueError:
+        raise UsageError(f"bad dimensions '{text}' (expected e.g. 64,1,1 or 64x4)") from None
+    if not 1 <= len(vals) <= 3:
+        raise UsageError(f"bad dimensions '{text}'")
+    return vals
+
+
+def _launch(grid, block, shmem, clusters, cores, ktype):
+    launch = {}
+    if grid:
+        launch["grid"] = _dims(grid)
+    if block:
+        launch["block"] = _dims(block)
+    if shmem:
+        launch["shmem"] = shmem
+    if clusters:
+        launch["clusters"] = clusters
+    if cores:
+        launch["cores"] = cores
+    if ktype:
+        launch["type"] = ktype
+    return launch or None
+
+
+def _launch_options(f):
+    opts = [
+        click.option("--grid", help="Grid for a device-kernel entry, e.g. 64,1,1 (CUDA/HIP)."),
+        click.option("--block", help="Block for a device-kernel entry, e.g. 256 (CUDA/HIP)."),
+        click.option("--shmem", type=int, default=0, help="Dynamic shared memory bytes (CUDA/HIP)."),
+        click.option("--clusters", type=int, help="BANG clusters for a kernel entry."),
+        click.option("--cores", type=int, help="BANG cores per cluster for a kernel entry."),
+        click.option("--ktype", help="BANG function type: block, union1, union2, union4, ..."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="xpiler")
+def cli():
+    """xpiler: translate tensor-program kernels between CUDA, HIP, BANG C and AVX-512 VNNI,
+    verified on a CPU virtual device."""
+
+
+# ------------------------------------------------------------------------------ parse
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--platform", "-p", type=click.Choice(PLATFORM_CHOICES), help="Dialect (default: detected).")
+@click.option("--entry", help="Entry function when the file has several candidates.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary (schema in README).")
+def parse(file, platform, entry, as_json):
+    """Parse FILE and print the program summary."""
+    from .program import parse_file
+
+    program = parse_file(file, platform, entry=entry)
+    summary = program.summary()
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    _print_summary(summary)
+
+
+def _print_summary(s: dict) -> None:
+    from rich.table import Table
+
+    con = _console()
+    entry = s["entry"]
+    con.print(f"[bold]{s['file']}[/bold]  platform [cyan]{s['platform']}[/cyan]  entry "
+              f"[green]{entry['name'] if entry else '-'}[/green] ({entry['kind'] if entry else 'none'})")
+    con.print(f"kernels: {', '.join(s['kernels']) or '-'}   device functions: "
+              f"{', '.join(s['device_functions']) or '-'}   host functions: {', '.join(s['host_functions']) or '-'}")
+    if s["params"]:
+        t = Table(title="entry parameters", show_edge=False)
+        for col in ("name", "type", "kind", "dtype", "role"):
+            t.add_column(col)
+        for p in s["params"]:
+            t.add_row(p["name"], p["type"], p["kind"], p["dtype"], p["role"])
+        con.print(t)
+    for l in s["launch"]:
+        if l.get("dim"):
+            con.print(f"launch {l['kernel']}<<<dim=({', '.join(l['dim'])}), {l.get('ktype')}>>> from {l['caller']}")
+        else:
+            extra = f", shmem={l['shmem']}" if l.get("shmem") else ""
+            con.print(f"launch {l['kernel']}<<<grid=({', '.join(l['grid'] or ['?'])}), "
+                      f"block=({', '.join(l['block'] or ['?'])}){extra}>>> from {l['caller']}")
+    for b in s["buffers"]:
+        con.print(f"buffer {b['space']:>8} {b['dtype']} {b['name']}[{']['.join(b['shape'])}]"
+                  f" = {b['bytes'] if b['bytes'] is not None else '?'} bytes")
+    if s["intrinsics"]:
+        con.print(f"special instructions: {', '.join(s['intrinsics'])}")
+    for d in s["diagnostics"]:
+        con.print(f"{d['file']}:{d['line']}:{d['col']}: {d['severity']} {d['code']}: {d['message']}")
+
+
+# ------------------------------------------------------------------------------ run
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--platform", "-p", type=click.Choice(PLATFORM_CHOICES), help="Dialect (default: detected).")
+@click.option("--entry", help="Entry function (default: the extern \"C\" host function, else the kernel).")
+@click.option("--arg", "args", multiple=True, metavar="NAME=SPEC",
+              help="NAME=VALUE | NAME=@in.npy | NAME=zeros|ones|random|arange:SHAPE[:DTYPE]. Repeatable.")
+@click.option("--save", multiple=True, metavar="NAME=out.npy", help="Save an argument after the run.")
+@click.option("--print", "print_args", multiple=True, metavar="NAME", help="Print an argument after the run.")
+@_launch_options
+@click.option("--strict", is_flag=True, help="Enforce the target's rules (alignment, capacities, limits).")
+@click.option("--profile", help="Device profile name (default: the platform's profile.toml).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for random:SHAPE arguments.")
+@click.option("--timeout", type=float, default=60, show_default=True, help="Seconds before the kernel is stopped.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable result.")
+def run(file, platform, entry, args, save, print_args, grid, block, shmem, clusters, cores, ktype,
+        strict, profile, seed, timeout, as_json):
+    """Run FILE's entry on the virtual device (native for vnni)."""
+    import numpy as np
+
+    from .argspec import parse_arg_specs
+    from .program import parse_file
+    from .run import run_kernel
+    from .verify import make_args
+
+    program = parse_file(file, platform, entry=entry)
+    specs = parse_arg_specs(args)
+    values = make_args(program, specs, seed)
+    saves = dict(_pair(s, "--save") for s in save)
+    names = [p.name for p in program.params]
+    for n in list(saves) + list(print_args):
+        if n not in names:
+            raise UsageError(f"no parameter named '{n}' (parameters: {', '.join(names)})")
+    result = run_kernel(file, args=values, program=program, timeout=timeout, strict=strict,
+                        profile=profile, launch=_launch(grid, block, shmem, clusters, cores, ktype))
+    by_name = dict(zip(names, values))
+    for n, path in saves.items():
+        np.save(path, by_name[n])
+    if as_json:
+        out = result.to_json()
+        out["outputs"] = {p.name: _array_summary(by_name[p.name]) for p in program.params
+                          if p.kind == "pointer" and p.role in ("output", "inout")}
+        click.echo(json.dumps(out, indent=2))
+        return
+    con = _console()
+    if result.stdout:
+        con.print(result.stdout, markup=False)
+    for w in result.warnings:
+        con.print(f"[yellow]warning:[/yellow] {w}", markup=True)
+    con.print(f"ran {result.entry} on the {result.platform} virtual device in {result.time_s * 1e3:.2f} ms"
+              f"{' (strict)' if strict else ''}; build {'cached' if result.cached else f'{result.build_s:.1f} s'}")
+    for n in print_args:
+        con.print(f"{n} = {np.array2string(np.asarray(by_name[n]), threshold=64)}", markup=False)
+
+
+def _array_summary(a) -> dict:
+    import numpy as np
+
+    a = np.asarray(a)
+    f = a.astype(np.float64)
+    return {"shape": list(a.shape), "dtype": str(a.dtype), "min": float(np.nanmin(f)) if a.size else None,
+            "max": float(np.nanmax(f)) if a.size else None, "sum": float(np.nansum(f))}
+
+
+def _pair(text: str, opt: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name or not value:
+        raise UsageError(f"{opt} expects NAME=VALUE, got '{text}'")
+    return name.strip(), value.strip()
+
+
+# ------------------------------------------------------------------------------ check
+@cli.command()
+@click.argument("a", type=click.Path(dir_okay=False))
+@click.argument("b", type=click.Path(dir_okay=False))
+@click.option("--arg", "args", multiple=True, metavar="NAME=SPEC", help="As for `xpiler run`. Repeatable.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--entry-a", help="Entry of A.")
+@click.option("--entry-b", help="Entry of B.")
+@click.option("--strict-b", is_flag=True, help="Run B in strict mode (as translations are).")
+@click.option("--timeout", type=float, default=60, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
+def check(a, b, args, seed, entry_a, entry_b, strict_b, timeout, as_json):
+    """Run A and B on the same seeded random inputs and compare every output.
+
+    Exit 0 when all outputs agree within the per-dtype tolerance, 1 otherwise."""
+    from .argspec import parse_arg_specs
+    from .errors import MismatchError
+    from .verify import check as run_check
+
+    report = run_check(a, b, parse_arg_specs(args), seed, timeout=timeout, strict_b=strict_b,
+                       entry_a=entry_a, entry_b=entry_b)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        from rich.table import Table
+
+        t = Table(title=f"{a} vs {b} (seed {seed})", show_edge=False)
+        for col in ("argument", "role", "dtype", "max abs err", "max rel err", "tolerance (rtol, atol)", "result"):
+            t.add_column(col)
+        for c in report.comparisons:
+            t.add_row(c.name, c.role, c.dtype, f"{c.max_abs:.3g}", f"{c.max_rel:.3g}", f"{c.rtol:g}, {c.atol:g}",
+                      "[green]ok[/green]" if c.ok else f"[red]{c.mismatches}/{c.size} differ[/red]")
+        _console().print(t)
+    if not report.ok:
+        raise MismatchError("outputs differ beyond tolerance") if not as_json else SystemExit(1)
+
+
+# ------------------------------------------------------------------------------ entry point
+def main(argv=None) -> int:
+    try:
+        cli.main(args=argv, prog_name="xpiler", standalone_mode=False)
+        return 0
+    except XpilerError as exc:
+        if os.environ.get("XPILER_DEBUG"):
+            raise
+        _console(stderr=True).print(exc.render(), markup=False)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""Differential checking: run two kernels on the same seeded random inputs and compare.
+
+``check(a, b, arg_specs, seed)`` is the engine of ``xpiler check`` and of every pass
+verification: both sides receive identical copies of every argument; afterwards every pointer
+argument is compared (inputs must stay unchanged on both sides too, so a kernel that scribbles
+over an input is caught). Tolerances per dtype come from ``TOLERANCES`` (documented in README):
+``|a - b| <= atol + rtol * |b|`` element-wise, NaN only matching NaN.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UsageError
+
+# dtype -> (rtol, atol). float16 math differs between platforms in rounding order; int is exact.
+TOLERANCES = {
+    "float64": (1e-9, 1e-12),
+    "float32": (1e-4, 1e-5),
+    "bfloat16": (2e-2, 1e-2),
+    "float16": (1e-2, 1e-3),
+}
+EXACT = (0.0, 0.0)
+
+
+def tolerance(dtype: str) -> tuple[float, float]:
+    return TOLERANCES.get(dtype, EXACT)
+
+
+@dataclass
+class Comparison:
+    name: str
+    dtype: str
+    role: str
+    max_abs: float
+    max_rel: float
+    mismatches: int
+    size: int
+    rtol: float
+    atol: float
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatches == 0
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype, "role": self.role, "max_abs_err": self.max_abs,
+                "max_rel_err": self.max_rel, "mismatches": self.mismatches, "size": self.size,
+                "rtol": self.rtol, "atol": self.atol, "ok": self.ok}
+
+
+@dataclass
+class CheckReport:
+    a: str
+    b: str
+    seed: int
+    comparisons: list[Comparison] = field(default_factory=list)
+    runs: list[Any] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.comparisons)
+
+    def to_json(self) -> dict:
+        return {"a": self.a, "b": self.b, "seed": self.seed, "ok": self.ok,
+                "outputs": [c.to_json() for c in self.comparisons],
+                "runs": [r.to_json() for r in self.runs]}
+
+
+def compare_arrays(name: str, got, want, dtype: str, role: str = "output",
+                   tol: tuple[float, float] | None = None) -> Comparison:
+    import numpy as np
+
+    rtol, atol = tol or tolerance(dtype)
+    g = np.asarray(got).astype(np.float64).reshape(-1)
+    w = np.asarray(want).astype(np.float64).reshape(-1)
+    if g.shape != w.shape:
+        return Comparison(name, dtype, role, float("inf"), float("inf"), max(g.size, w.size), w.size, rtol, atol)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    both_finite = ~(nan_g | nan_w)
+    diff = np.where(both_finite, np.abs(g - w), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(both_finite & (w != 0), diff / np.abs(w), 0.0)
+    same_inf = np.isinf(g) & np.isinf(w) & (np.sign(g) == np.sign(w))
+    bad = (nan_g != nan_w) | (both_finite & ~same_inf & (diff > atol + rtol * np.abs(w)))
+    max_abs = float(np.max(np.where(same_inf, 0.0, diff), initial=0.0))
+    max_rel = float(np.max(np.where(same_inf, 0.0, rel), initial=0.0))
+    return Comparison(name, dtype, role, max_abs, max_rel, int(bad.sum()), int(w.size), rtol, atol)
+
+
+def make_args(program, specs: dict, seed: int) -> list:
+    """Build one value per entry parameter from ``specs`` (name -> ArgSpec), seeded."""
+    import numpy as np
+
+    from .argspec import materialise
+
+    rng = np.random.default_rng(seed)
+    names = {p.name for p in program.params}
+    unknown = sorted(set(specs) - names)
+    if unknown:
+        raise UsageError(f"--arg {', '.join(unknown)}: {program.entry.name} has no such parameter "
+                         f"(parameters: {', '.join(p.name for p in program.params)})")
+    values = []
+    for p in program.params:
+        spec = specs.get(p.name)
+        if spec is None:
+            what = "random:SHAPE" if p.kind == "pointer" else "a number"
+            raise UsageError(f"no value for parameter '{p.name}' ({p.type}) of {program.entry.name}; "
+                             f"give --arg {p.name}={what}")
+        values.append(materialise(spec, p, rng))
+    return values
+
+
+def signature_mismatch(pa, pb) -> str | None:
+    if len(pa) != len(pb):
+        return f"parameter counts differ ({len(pa)} vs {len(pb)})"
+    for x, y in zip(pa, pb):
+        if x.kind != y.kind:
+            return f"parameter '{x.name}' is a {x.kind} in one file and a {y.kind} in the other"
+        if x.kind == "pointer" and x.dtype != y.dtype and "void" not in (x.dtype, y.dtype):
+            return f"parameter '{x.name}' points to {x.dtype} in one file and {y.dtype} in the other"
+    return None
+
+
+def check(a: str, b: str, specs: dict, seed: int = 0, *, timeout: float = 60, strict_b: bool = False,
+          launch_a: dict | None = None, launch_b: dict | None = None, entry_a: str | None = None,
+          entry_b: str | None = None, platform_a: str | None = None, platform_b: str | None = None,
+          tolerances: dict | None = None) -> CheckReport:
+    from .program import parse_file
+    from .run import run_kernel
+
+    pa = parse_file(a, platform_a, entry=entry_a)
+    pb = parse_file(b, platform_b, entry=entry_b)
+    if pa.entry is None or pb.entry is None:
+        raise UsageError("both files need an entry function")
+    why = signature_mismatch(pa.params, pb.params)
+    if why:
+        raise UsageError(f"{a} and {b} do not have the same entry signature: {why}")
+    args_a = make_args(pa, specs, seed)
+    args_b = [x.copy() if hasattr(x, "copy") else x for x in args_a]
+    report = CheckReport(a, b, seed)
+    report.runs.append(run_kernel(a, args=args_a, program=pa, timeout=timeout, launch=launch_a))
+    report.runs.append(run_kernel(b, args=args_b, program=pb, timeout=timeout, launch=launch_b,
+                                  strict=strict_b))
+    for p, x, y in zip(pa.params, args_a, args_b):
+        if p.kind == "pointer":
+            tol = (tolerances or {}).get(p.name)
+            report.comparisons.append(compare_arrays(p.name, y, x, p.dtype, p.role, tol))
+    return report
