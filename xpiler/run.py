@@ -191,6 +191,7 @@ def _check_args(program: Program, entry_params: Sequence[Param], args: Sequence[
                 raise UsageError(f"scalar parameter '{p.name}' has unsupported type {p.type}")
             if np.dtype(p.dtype).kind in "iu" and float(a) != int(a):
                 raise UsageError(f"argument '{p.name}' is {p.type}; {a!r} is not an integer")
+            _scalar_ctype(p, a)  # range check now, in the caller's process
             out.append(a)
     return out
 

@@ -190,6 +190,8 @@ inline void segv_handler(int sig, siginfo_t *info, void *) {
       fail(FAIL_OOB, "out-of-bounds access: %zu byte(s) past the end of %s #%d (%zu bytes)",
            (size_t)(addr - (r.user + r.size)) + 1, r.what, r.id, r.size);
   }
+  if ((uintptr_t)addr < 65536)
+    fail(FAIL_ABORT, "null pointer dereference at address %p (a failed allocation?)", info->si_addr);
   fail(FAIL_ABORT, "%s at address %p (invalid memory access)", sig == SIGBUS ? "bus error" : "segmentation fault",
        info->si_addr);
 }
@@ -321,3 +323,16 @@ XP_EXPORT void __xp_register_buffer(void *map, unsigned long long map_len, void 
   int id = (int)xp::regions().size();
   xp::regions().push_back({(char *)map, (size_t)map_len, (char *)user, (size_t)size, id, names.back().c_str(), true});
 }
+
+// Allocation failures in user C++ code (e.g. under the driver's memory limit) are reported as
+// memory errors instead of an uncaught std::bad_alloc.
+void *operator new(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (!p) xp::fail(xp::FAIL_MEMORY, "out of memory: allocating %zu bytes failed (memory limit)", n);
+  return p;
+}
+void *operator new[](size_t n) { return operator new(n); }
+void operator delete(void *p) noexcept { free(p); }
+void operator delete[](void *p) noexcept { free(p); }
+void operator delete(void *p, size_t) noexcept { free(p); }
+void operator delete[](void *p, size_t) noexcept { free(p); }
