@@ -3,7 +3,7 @@
 ``check(a, b, arg_specs, seed)`` is the engine of ``xpiler check`` and of every pass
 verification: both sides receive identical copies of every argument; afterwards every pointer
 argument is compared (inputs must stay unchanged on both sides too, so a kernel that scribbles
-over an input is caught). Tolerances per dtype come from ``TOLERANCES`` (documented in README):
+over an input is caught). Tolerances per dtype come from ``tolerance()`` (documented in README):
 ``|a - b| <= atol + rtol * |b|`` element-wise, NaN only matching NaN.
 """
 from __future__ import annotations
@@ -13,18 +13,19 @@ from typing import Any
 
 from .errors import UsageError
 
-# dtype -> (rtol, atol). float16 math differs between platforms in rounding order; int is exact.
-TOLERANCES = {
-    "float64": (1e-9, 1e-12),
-    "float32": (1e-4, 1e-5),
-    "bfloat16": (2e-2, 1e-2),
-    "float16": (1e-2, 1e-3),
-}
-EXACT = (0.0, 0.0)
-
-
 def tolerance(dtype: str) -> tuple[float, float]:
-    return TOLERANCES.get(dtype, EXACT)
+    """(rtol, atol) for comparing two kernels' ``dtype`` outputs.
+
+    The classes live in one place, ``xpiler/ops/tolerances.toml`` (shared with the operator
+    references); integer dtypes compare exactly. A differential check has no reduction length
+    to scale by, so the unscaled class values apply.
+    """
+    from .ops.check import tolerance_table
+
+    cls = tolerance_table().get(dtype)
+    if cls is None:
+        return (0.0, 0.0)
+    return float(cls["rtol"]), float(cls["atol"])
 
 
 @dataclass
