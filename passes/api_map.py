@@ -1,0 +1,175 @@
+"""api_map: CUDA <-> HIP by mapping runtime API and warp intrinsics, keeping the thread structure.
+
+Summary
+    The structure-preserving plan between the two GPU dialects: same kernels, same launches,
+    same block/thread decomposition; runtime calls, types, includes and shuffles renamed
+    according to ``platforms/hip/api_map.toml`` (the one home of the name map).
+Requires
+    1. The program is CUDA and the target HIP, or the reverse.
+    2. It uses no tensor-core / matrix-core instruction (``nvcuda::wmma``, ``__builtin_amdgcn_*``):
+       those need the tensorize/detensorize pair, not a rename.
+    3. It uses no warp-vote or warp-mask intrinsic whose width differs between 32-lane warps and
+       64-lane wavefronts (``__ballot_sync``, ``__activemask``, ``__syncwarp``, ...).
+Guarantees
+    Same outputs on the virtual device: CUDA shuffles become HIP shuffles with an explicit width
+    of 32 (the HIP width defaults to the 64-lane wavefront), and ``warpSize`` in CUDA device code
+    becomes 32, so CUDA's 32-lane groups are kept exactly inside a 64-lane wavefront. HIP
+    shuffles become ``*_sync`` shuffles with a full mask; HIP code must then be written in terms
+    of ``warpSize`` (which is 32 on the CUDA side), which the verification run checks.
+Options
+    to: target platform, ``cuda`` or ``hip``.
+Example (CUDA -> HIP)
+    ``v += __shfl_down_sync(0xffffffff, v, 16);``  ->  ``v += __shfl_down(v, 16, 32);``
+    ``cudaMemcpy(d, h, n, cudaMemcpyHostToDevice)`` -> ``hipMemcpy(d, h, n, hipMemcpyHostToDevice)``
+"""
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from pycparser import c_ast
+
+from xpiler.errors import Coord, Diagnostic
+
+from .base import Option, PassInfo, register
+
+MAP_FILE = Path(__file__).resolve().parents[1] / "platforms" / "hip" / "api_map.toml"
+
+_UNMAPPABLE = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_|__ballot|__activemask$|__syncwarp$|"
+                         r"__any_sync$|__all_sync$|__match_|__reduce_\w+_sync$|__lane_id$)")
+_INCLUDE = re.compile(r'^(\s*#\s*include\s*[<"])([^>"]+)([>"].*)$')
+
+
+@lru_cache(maxsize=1)
+def load_map() -> dict:
+    return tomllib.loads(MAP_FILE.read_text())
+
+
+def _names(to: str) -> tuple[dict, dict, dict]:
+    table = load_map()
+    names, shuffles, includes = table["names"], table["shuffles"], table["includes"]
+    if to == "hip":
+        return dict(names), dict(shuffles), dict(includes)
+    inv_includes: dict[str, str] = {}
+    for cuda_h, hip_h in includes.items():
+        inv_includes.setdefault(hip_h, cuda_h)
+    return ({v: k for k, v in names.items()}, {v: k for k, v in shuffles.items()}, inv_includes)
+
+
+class _Uses(c_ast.NodeVisitor):
+    """Collects identifiers used as call targets or names (for the legality check)."""
+
+    def __init__(self):
+        self.found: list[tuple[str, object]] = []
+
+    def visit_ID(self, node):
+        self.found.append((node.name, node.coord))
+
+    def visit_IdentifierType(self, node):
+        for n in node.names:
+            self.found.append((n, node.coord))
+
+
+def _coord(program, c) -> Coord:
+    if c is None:
+        return Coord(program.path)
+    return Coord(getattr(c, "file", None) or program.path, getattr(c, "line", 0) or 0, getattr(c, "column", 0) or 0)
+
+
+@register(PassInfo(
+    name="api_map",
+    summary="CUDA <-> HIP: rename runtime API, types, includes and shuffles; keep the thread structure",
+    options={"to": Option(str, "hip", "target platform: cuda or hip")},
+    requires=("program is CUDA and target HIP, or the reverse",
+              "no wmma / MFMA instructions (use the tensorize pair)",
+              "no warp-vote or warp-mask intrinsics whose width differs between warps and wavefronts"),
+    guarantees=("same outputs on the virtual device", "same kernels, launches and thread structure"),
+    introduces=("HIP or CUDA runtime API",),
+))
+def api_map(program, *, to: str = "hip"):
+    names, shuffles, includes = _names(to)
+    ast = copy.deepcopy(program.ast)
+    _Renamer(names, shuffles, to, program.platform).visit(ast)
+    facts = copy.deepcopy(program.facts)
+    facts["preamble"] = [_map_include(line, includes) for line in facts.get("preamble", [])]
+    facts["includes"] = [includes.get(h, h) for h in facts.get("includes", [])]
+    if to == "hip" and not any("hip_runtime" in l for l in facts["preamble"]):
+        facts["preamble"].insert(0, "#include <hip/hip_runtime.h>")
+    if to == "cuda":
+        facts["preamble"] = [l for l in facts["preamble"] if "hip/" not in l or "#include" not in l]
+        if not any("cuda_runtime" in l for l in facts["preamble"]):
+            facts["preamble"].insert(0, "#include <cuda_runtime.h>")
+    return replace(program, platform=to, ast=ast, facts=facts, source="",
+                   intrinsics=[names.get(i, shuffles.get(i, i)) for i in program.intrinsics])
+
+
+@api_map.legality
+def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
+    pair = {program.platform, to}
+    if pair != {"cuda", "hip"}:
+        return [Diagnostic("XP-APIMAP-001", f"api_map translates between cuda and hip, not "
+                           f"{program.platform} -> {to}", Coord(program.path), pass_name="api_map")]
+    uses = _Uses()
+    uses.visit(program.ast)
+    for name, coord in uses.found:
+        if _UNMAPPABLE.match(name):
+            return [Diagnostic("XP-APIMAP-002", f"'{name}' has no one-to-one {to} equivalent "
+                               "(matrix instructions and warp votes need other passes)",
+                               _coord(program, coord), construct=name, pass_name="api_map")]
+    return []
+
+
+def _map_include(line: str, includes: dict) -> str:
+    m = _INCLUDE.match(line)
+    if not m:
+        return line
+    return f"{m.group(1)}{includes.get(m.group(2), m.group(2))}{m.group(3)}"
+
+
+class _Renamer(c_ast.NodeVisitor):
+    """Renames API identifiers and rewrites shuffle calls in place (on the pass's own copy)."""
+
+    def __init__(self, names: dict, shuffles: dict, to: str, source_platform: str):
+        self.names, self.shuffles, self.to = names, shuffles, to
+        self.warp = load_map()["constants"]["cuda_warp_size"]
+        self.source_platform = source_platform
+        self.in_device = False
+
+    def visit_FuncDef(self, node):
+        spec = set(node.decl.funcspec or [])
+        was = self.in_device
+        self.in_device = bool(spec & {"__global__", "__device__"})
+        self.generic_visit(node)
+        self.in_device = was
+
+    def visit_FuncCall(self, node):
+        if isinstance(node.name, c_ast.ID) and node.name.name in self.shuffles:
+            self._rewrite_shuffle(node)
+        self.generic_visit(node)
+
+    def _rewrite_shuffle(self, node):
+        args = list(node.args.exprs) if node.args else []
+        new = self.shuffles[node.name.name]
+        if self.to == "hip":          # (mask, v, lane/delta[, width]) -> (v, lane/delta, width or 32)
+            rest = args[1:]
+            if len(rest) == 2:
+                rest.append(c_ast.Constant("int", str(self.warp)))
+        else:                         # (v, lane/delta[, width]) -> (0xffffffff, v, lane/delta[, width])
+            rest = [c_ast.Constant("unsigned int", "0xffffffffu")] + args
+        node.name = c_ast.ID(new, coord=node.name.coord)
+        node.args = c_ast.ExprList(rest, coord=node.args.coord if node.args else node.coord)
+
+    def visit_ID(self, node):
+        if node.name == "warpSize" and self.to == "hip" and self.in_device:
+            # CUDA semantics: warps of 32 (shuffles keep width 32, see module docstring)
+            node.name = str(self.warp)
+            return
+        if node.name in self.names:
+            node.name = self.names[node.name]
+
+    def visit_IdentifierType(self, node):
+        node.names = [self.names.get(n, n) for n in node.names]
