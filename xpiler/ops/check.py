@@ -118,6 +118,12 @@ _INT_RANGES = {"int8": (-8, 8), "uint8": (0, 16), "int16": (-64, 64), "uint16": 
 
 
 def _default_values(b: Bound, shape, rng: np.random.Generator) -> np.ndarray:
+    rng_lohi = b.param.get("range")
+    if rng_lohi is not None:
+        lo, hi = rng_lohi
+        if is_int(b.dtype):
+            return rng.integers(int(lo), int(hi), size=shape, endpoint=True)
+        return rng.uniform(float(lo), float(hi), size=shape)
     q = b.param.get("quant")
     if q is not None and is_float(b.dtype):
         lo, hi = quant_input_range(q)
@@ -145,7 +151,9 @@ def _gen_tensor(spec, a, b: Bound, tensor: str, shapes, rng) -> np.ndarray:
         if b.layout is not None:
             raise CaseError(f"param {b.name!r}: layout given but {tensor} has no known shape")
         lshape = b.shape
-    vals = spec.make_tensor(a, tensor, tuple(lshape), b.dtype, rng) if spec.make_tensor else None
+    vals = None
+    if spec.make_tensor is not None and b.param.get("range") is None:
+        vals = spec.make_tensor(a, tensor, tuple(lshape), b.dtype, rng)
     if vals is None:
         vals = _default_values(b, tuple(lshape), rng)
     vals = np.asarray(vals)
@@ -157,7 +165,8 @@ def _gen_tensor(spec, a, b: Bound, tensor: str, shapes, rng) -> np.ndarray:
 def make_inputs(case: dict, seed: int = 0) -> list:
     """Arguments for the case's entry, in entry order, deterministic for ``seed``.
 
-    Inputs: the op's generator (``OpSpec.make_tensor``) or uniform [-1, 1) floats, small
+    Inputs: the param's ``range`` [lo, hi] if given, else the op's generator
+    (``OpSpec.make_tensor``), else uniform [-1, 1) floats, small
     integers (int8 [-8, 8], uint8 [0, 16], int16 [-64, 64], wider types [-100, 100]), and for a
     quantised float param values whose codes never saturate. Outputs: ``init`` "poison"
     (default: NaN / the integer minimum, so unwritten elements fail the check), "zeros" or
