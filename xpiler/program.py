@@ -10,7 +10,8 @@ JSON schema of ``Program.summary()`` (``xpiler parse --json``), documented in RE
     platform: str, file: str,
     kernels: [str], device_functions: [str], host_functions: [str],
     entry: {name, kind: "host"|"kernel"} | null,
-    params: [{name, type, kind: "pointer"|"scalar", dtype, role: "input"|"output"|"inout"|"scalar"}],
+    params: [{name, type, kind: "pointer"|"scalar", dtype, role: "input"|"output"|"inout"|"scalar",
+              size: element-count C expression over the scalars | null}],
     launch: [{kernel, grid: [x,y,z] | null, block: [x,y,z] | null, shmem, stream,
               dim: [x,y,z] | null, ktype}],
     allocations: [{name, bytes}],
@@ -34,6 +35,9 @@ DTYPES = {
     "uint64_t": "uint64", "size_t": "uint64", "short": "int16", "int16_t": "int16",
     "unsigned short": "uint16", "uint16_t": "uint16", "char": "int8", "signed char": "int8",
     "int8_t": "int8", "int8": "int8", "unsigned char": "uint8", "uint8_t": "uint8", "bool": "bool",
+    "_Bool": "bool", "uint": "uint32", "long int": "int64", "long long int": "int64",
+    "unsigned long int": "uint64", "unsigned long long int": "uint64", "short int": "int16",
+    "unsigned short int": "uint16", "__nv_half": "float16", "float16_t": "float16",
 }
 
 
@@ -44,10 +48,11 @@ class Param:
     kind: str            # "pointer" | "scalar"
     dtype: str           # numpy dtype name of the element / scalar
     role: str            # "input" | "output" | "inout" | "scalar"
+    size: str | None = None  # element count (C expression over the entry's scalars), if known
 
     def to_json(self) -> dict:
         return {"name": self.name, "type": self.type, "kind": self.kind, "dtype": self.dtype,
-                "role": self.role}
+                "role": self.role, "size": self.size}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,106 @@
+"""Compile-time integer constants: ``#define N 128``, ``constexpr int K = 4;``, ``sizeof(half)``.
+
+``ConstantTable`` evaluates C expression *text* (as printed by ``generator.expr_text``) to an
+int, or ``None`` when it is not a compile-time constant.
+"""
+from __future__ import annotations
+
+import ast as pyast
+import re
+
+from pycparser import c_ast
+
+from .preprocess import _safe_eval
+
+# numpy dtype name -> bytes
+ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1,
+            "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
+            "bool": 1}
+
+_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|<<|>>|[-+*/%()&|^~])")
+_INT_SUFFIX = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$")
+_SIZEOF = re.compile(r"sizeof\s*\(\s*([A-Za-z_][\w\s]*?)\s*\)")
+
+
+class ConstantTable:
+    """Named integer constants of one file, with lazy evaluation of macro bodies."""
+
+    def __init__(self, defines: dict[str, dict], dtype_of):
+        self.sources: dict[str, str] = {n: d["body"] for n, d in defines.items()
+                                        if d["params"] is None and d["body"]}
+        self.values: dict[str, int | None] = {}
+        self.dtype_of = dtype_of          # C type spelling -> numpy dtype name
+        self._busy: set[str] = set()
+
+    def add(self, name: str, text: str) -> None:
+        self.sources.setdefault(name, text)
+
+    def value(self, name: str) -> int | None:
+        if name in self.values:
+            return self.values[name]
+        if name not in self.sources or name in self._busy:
+            return None
+        self._busy.add(name)
+        self.values[name] = self.evaluate(self.sources[name])
+        self._busy.discard(name)
+        return self.values[name]
+
+    def evaluate(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        text = _SIZEOF.sub(self._sizeof, text)
+        text = re.sub(r"\(\s*(?:unsigned\s+)?(?:int|long|size_t|int64_t|int32_t)\s*\)", "", text)
+        pieces, pos = [], 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if not m:
+                if text[pos:].strip() == "":
+                    break
+                return None
+            tok, pos = m.group(1), m.end()
+            piece = self._piece(tok, text, pos)
+            if piece is None:
+                return None
+            pieces.append(piece)
+        try:
+            return _safe_eval(pyast.parse(" ".join(pieces) or "None", mode="eval").body)
+        except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
+            return None
+
+    def _piece(self, tok: str, text: str, pos: int) -> str | None:
+        if tok[0].isdigit():
+            m = _INT_SUFFIX.match(tok + _suffix(text, pos))
+            return str(c_int(m.group(1))) if m else None
+        if tok[0].isalpha() or tok[0] == "_":
+            if tok in ("u", "U", "l", "L", "ul", "UL", "ull", "ULL", "ll", "LL"):
+                return ""
+            value = self.value(tok)
+            return None if value is None else f"({value})"
+        return "//" if tok == "/" else tok
+
+    def _sizeof(self, m: re.Match) -> str:
+        size = ITEMSIZE.get(self.dtype_of(" ".join(m.group(1).split())))
+        return str(size) if size else m.group(0)
+
+
+def _suffix(text: str, pos: int) -> str:
+    m = re.match(r"[uUlL]*", text[pos:])
+    return m.group(0) if m else ""
+
+
+def literal_int(node: c_ast.Node) -> int | None:
+    """Value of an integer ``Constant`` node, else None."""
+    if isinstance(node, c_ast.Constant) and node.type in ("int", "unsigned int", "long",
+                                                          "unsigned long", "long long"):
+        m = _INT_SUFFIX.match(node.value)
+        return c_int(m.group(1)) if m else None
+    return None
+
+
+def c_int(digits: str) -> int:
+    """Value of a C integer literal without suffix (decimal, 0x hex, 0 octal)."""
+    if digits[:2] in ("0x", "0X"):
+        return int(digits, 16)
+    if len(digits) > 1 and digits[0] == "0":
+        return int(digits, 8)
+    return int(digits)

@@ -1,0 +1,167 @@
+"""Shared front-end: source text of any dialect -> ``Program`` (pycparser AST + facts).
+
+Route: ``preprocess`` (length-preserving text stage: comments, directives) -> ``XLexer``
+(token stage: qualifiers, launches, casts, templates... see ``lexer.py`` for the table) ->
+``XParser`` (pycparser's ``CParser`` in C23 mode, knowing the dialect's type names) ->
+``analysis.build`` (entry, parameter roles, launches, allocations, buffers, intrinsics).
+
+Every AST node's ``coord`` is the position in the ORIGINAL file (rewrites never add or remove
+newlines, removed text is padded with spaces, synthetic tokens carry the coordinates of the
+construct they stand for).
+
+Reversal data lives in ``Program.facts`` (JSON-able):
+
+``preamble``        include / define / undef / ``using namespace`` lines, in file order
+``defines``         ``{name: {params, body, line}}``
+``extern_c``        names of functions declared ``extern "C"``
+``casts``           ``{"line:col": "static_cast" | "reinterpret_cast" | ... | "functional"}``
+``ctor_decls``      ``{"line:col": "paren" | "brace"}`` for ``dim3 b(x, y)`` / ``dim3 b{x, y}``
+``cxx_types``       ``{spelling: {template, args}}`` for template types
+``using_aliases``   typedef names written as ``using T = ...``
+``namespaces``      namespaces opened with ``using namespace``
+``macro_specifiers``  object-like macros standing for qualifiers, with their expansion
+``constants``       compile-time integer constants (``#define``, ``constexpr``, ``const``)
+"""
+from __future__ import annotations
+
+import re
+
+from pycparser import c_ast
+from pycparser.c_parser import CParser, ParseError
+
+from xpiler.errors import Coord, Diagnostic, SourceError
+from xpiler.program import Program
+
+from . import analysis
+from .dialect import FUNCTION_SPECIFIER, MEMORY_SPACE, Dialect
+from .lexer import PinnedToken, XLexer
+from .preprocess import Macro, preprocess
+
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_TYPE_WORDS = frozenset("void char short int long float double signed unsigned bool const".split())
+
+
+class XParser(CParser):
+    """pycparser's parser (C23 mode) that knows the dialect's predeclared type names."""
+
+    def __init__(self, dialect: Dialect, macro_kinds: dict[str, str], facts: dict):
+        super().__init__(lexer=XLexer, dialect="c23")
+        self.clex.configure(dialect, macro_kinds, facts)
+
+    def _is_type_in_scope(self, name: str) -> bool:
+        for scope in reversed(self._scope_stack):
+            if name in scope:
+                return scope[name]
+        return name in self.clex.parser_types
+
+    def _classify_identifier(self, tok) -> None:
+        if isinstance(tok, PinnedToken):
+            self._typedef_checked_token = tok
+            return
+        super()._classify_identifier(tok)
+
+
+def parse_program(text: str, dialect: Dialect, path: str = "<input>",
+                  entry: str | None = None) -> Program:
+    """Parse ``text`` as ``dialect`` and resolve the Program facts (raises SourceError)."""
+    check_text(text, path)
+    pre = preprocess(text, path, dialect.predefined)
+    facts: dict = {}
+    macro_kinds, macro_specs = classify_macros(pre.defines, dialect)
+    ast = run_parser(pre.text, path, dialect, macro_kinds, facts)
+    if not ast.ext:
+        raise _error("XP1003", "no declarations in file (empty after preprocessing)",
+                     Coord(path, 1, 1))
+    finish_facts(facts, pre, ast, macro_specs)
+    program = Program(platform=dialect.name, source=text, path=path, ast=ast, facts=facts)
+    return analysis.build(program, dialect, entry)
+
+
+def check_text(text: str, path: str) -> None:
+    """Empty or binary input gives a coded diagnostic (XP1003 / XP1004)."""
+    if not text.strip():
+        raise _error("XP1003", "empty file", Coord(path, 1, 1))
+    bad = _CONTROL.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        col = bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+        raise _error("XP1004", f"control character {bad.group(0)!r} in source (binary data?)",
+                     Coord(path, line, col))
+
+
+def classify_macros(defines: dict[str, Macro], dialect: Dialect
+                    ) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Object-like macros that stand for a type or for qualifiers get a token kind."""
+    kinds: dict[str, str] = {}
+    specs: dict[str, list[str]] = {}
+    types = dialect.all_types
+    for name, macro in defines.items():
+        words = macro.body.split()
+        if macro.params is not None or not words or not all(_WORD.fullmatch(w) for w in words):
+            continue
+        if all(w in dialect.function_specifiers for w in words):
+            kinds[name] = FUNCTION_SPECIFIER
+            specs[name] = words
+        elif all(w in dialect.memory_spaces for w in words):
+            kinds[name] = MEMORY_SPACE
+            specs[name] = words
+        elif all(w in _TYPE_WORDS or w in types for w in words):
+            kinds[name] = "TYPEID"
+    return kinds, specs
+
+
+def run_parser(text: str, path: str, dialect: Dialect, macro_kinds: dict[str, str],
+               facts: dict) -> c_ast.FileAST:
+    parser = XParser(dialect, macro_kinds, facts)
+    try:
+        return parser.parse(text, path)
+    except ParseError as exc:
+        raise parse_error_diagnostic(str(exc), path, text) from None
+    except RecursionError:
+        raise _error("XP1100", "construct nested too deeply", Coord(path, 1, 1)) from None
+
+
+def parse_error_diagnostic(message: str, path: str, text: str) -> SourceError:
+    """Map pycparser's ``file:line:col: msg`` text to a coded SourceError."""
+    rest = message[len(path) + 1:] if message.startswith(path + ":") else message
+    m = re.match(r"(\d+)(?::(\d+))?: (.*)", rest, re.S)
+    if not m:
+        msg = rest.lstrip(": ") or message
+        end_line = text.count("\n") + 1
+        if "end of input" in msg.lower():
+            return _error("XP1103", "unexpected end of file", Coord(path, end_line, 1))
+        return _error("XP1100", f"syntax error: {msg}", Coord(path, end_line, 1))
+    line, col, msg = int(m.group(1)), int(m.group(2) or 0), m.group(3)
+    if "end of input" in msg.lower():
+        return _error("XP1103", "unexpected end of file", Coord(path, line, col))
+    if msg.startswith("before: "):
+        msg = f"syntax error before '{msg[8:]}'"
+    else:
+        msg = f"syntax error: {msg}"
+    return _error("XP1100", msg, Coord(path, line, col))
+
+
+def _error(code: str, msg: str, coord: Coord) -> SourceError:
+    return SourceError(msg, diagnostics=[Diagnostic(code, msg, coord)])
+
+
+def finish_facts(facts: dict, pre, ast: c_ast.FileAST, macro_specs: dict[str, list[str]]) -> None:
+    facts["preamble"] = pre.preamble + facts.get("preamble", [])
+    facts["includes"] = list(pre.includes)
+    facts["defines"] = {n: m.to_json() for n, m in pre.defines.items()}
+    facts["macro_specifiers"] = macro_specs
+    facts["extern_c"] = extern_c_names(ast, facts.pop("extern_c_spans", []))
+
+
+def extern_c_names(ast: c_ast.FileAST, spans: list[list[int]]) -> list[str]:
+    names = []
+    for ext in ast.ext:
+        decl = ext.decl if isinstance(ext, c_ast.FuncDef) else ext
+        coord = getattr(decl, "coord", None)
+        if coord is None or not isinstance(decl, c_ast.Decl):
+            continue
+        here = (coord.line, coord.column or 0)
+        if any((a, b) <= here <= (c, d) for a, b, c, d in spans) and decl.name not in names:
+            names.append(decl.name)
+    return names

@@ -1,0 +1,26 @@
+"""HIP back-end: Program -> ``.hip`` text, and the HIP-runtime host entry.
+
+Device code prints with ``XGenerator`` unchanged (``hipLaunchKernelGGL`` is an ordinary call;
+``<<<>>>`` launches print back as written, which hipcc accepts).
+"""
+from __future__ import annotations
+
+from xpiler.program import Program
+
+from platforms.common.generator import XGenerator, emit_program
+from platforms.common.hostgen import HIP_RUNTIME, gpu_host_entry
+
+
+class HipGenerator(XGenerator):
+    """Prints the normalised AST as HIP C++."""
+
+
+def emit(program: Program) -> str:
+    """HIP source of ``program`` (preamble + AST)."""
+    return emit_program(program, HipGenerator)
+
+
+def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None) -> str:
+    """``extern "C"`` HIP-runtime wrapper: hipMalloc, hipMemcpy, ``<<<grid, block>>>``,
+    hipMemcpy back, hipFree. ``launch`` is a ``Launch`` or a mapping with grid/block."""
+    return gpu_host_entry(HIP_RUNTIME, entry_name, params, kernel_name, launch, sizes)
