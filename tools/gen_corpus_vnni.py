@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from xpiler.ops import make_case, validate_case  # noqa: E402
+from xpiler.ops import dump_case, make_case, validate_case  # noqa: E402
 
 OUT = ROOT / "xpiler" / "corpus" / "vnni"
 
@@ -119,19 +119,7 @@ class Gen:
         head = sub(HEADER, NAME=name, DOC=doc, VNNI=" VNNI" if vnni else "")
         src = head + (QUANT if quant else MASK) + "\n" + body.strip("\n") + "\n"
         self.files[f"{name}.cpp"] = src
-        self.files[f"{name}.json"] = json.dumps(order_case(case), indent=1) + "\n"
-
-
-KEY_ORDER = ["op", "name", "platform", "file", "entry", "args"]
-
-
-def order_case(case: dict) -> dict:
-    out = {k: case[k] for k in KEY_ORDER if k in case}
-    for k, v in case.items():
-        if k not in out and k != "params":
-            out[k] = v
-    out["params"] = case["params"]
-    return out
+        self.files[f"{name}.json"] = dump_case(case)
 
 
 def prod(xs) -> int:
@@ -149,9 +137,9 @@ def set_param(case: dict, tensor: str, **kw) -> dict:
 # ============================================================== element-wise
 
 UNARY_BODY = {
-    "relu": ("_mm512_max_ps(x, _mm512_setzero_ps())", None),
-    "sign": ("_mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ),"
-             " _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GT_OQ), one),"
+    "relu": ("_mm512_max_ps(v, _mm512_setzero_ps())", None),
+    "sign": ("_mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ),"
+             " _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), one),"
              " _mm512_set1_ps(-1.0f))", None),
     "sigmoid": (None, "1.0f / (1.0f + expf(-v))"),
     "sin": (None, "sinf(v)"),
@@ -193,12 +181,12 @@ extern "C" void @OP@_kernel(const float* x, const float* y, float* out, int n) {
         if vec:
             body = sub("""
 static const int N = @N@;
-extern "C" void @OP@_kernel(const float* in, float* out) {
+extern "C" void @OP@_kernel(const float* x, float* out) {
   const __m512 one = _mm512_set1_ps(1.0f);
   (void)one;
   for (int i = 0; i < N; i += 16) {
     __mmask16 m = tail16(N - i);
-    __m512 x = _mm512_maskz_loadu_ps(m, in + i);
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     _mm512_mask_storeu_ps(out + i, m, @VEC@);
   }
 }
@@ -207,9 +195,9 @@ extern "C" void @OP@_kernel(const float* in, float* out) {
             body = sub("""
 static const int N = @N@;
 // no vector @OP@ in AVX-512 without SVML: a scalar libm loop the compiler may unroll
-extern "C" void @OP@_kernel(const float* in, float* out) {
+extern "C" void @OP@_kernel(const float* x, float* out) {
   for (int i = 0; i < N; ++i) {
-    float v = in[i];
+    float v = x[i];
     out[i] = @SCAL@;
   }
 }

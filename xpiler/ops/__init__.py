@@ -5,6 +5,7 @@ Public API::
     REGISTRY: dict[str, OpSpec]                 # op name -> spec (group, tensors, reference, ...)
     make_case(op, args, **options) -> dict      # a schema-valid case with default params
     load_case(path) -> dict                     # read a case JSON file
+    dump_case(case) -> str                      # the canonical JSON text of a case file
     validate_case(case) -> None                 # raise CaseError if the case is malformed
     reference(case, inputs: dict[str, ndarray]) -> dict[str, ndarray]
     make_inputs(case, seed=0) -> list           # entry-order arguments (arrays + scalars)
@@ -27,7 +28,7 @@ from .schema import CaseError, bind, case_args, np_dtype
 from .spec import OpSpec
 
 __all__ = ["REGISTRY", "OpSpec", "CaseError", "CheckReport", "OutputReport", "make_case",
-           "load_case", "validate_case", "reference", "make_inputs", "check", "tolerance_for",
+           "load_case", "dump_case", "validate_case", "reference", "make_inputs", "check", "tolerance_for",
            "tolerance_table", "GROUPS", "np_dtype"]
 
 REGISTRY: dict[str, OpSpec] = {}
@@ -125,3 +126,30 @@ def load_case(path: str | Path) -> dict:
         case = json.load(fh)
     validate_case(case)
     return case
+
+
+_CASE_KEYS = ("op", "name", "platform", "file", "entry", "args")
+
+
+def dump_case(case: dict) -> str:
+    """Canonical case-file text: schema keys first, ``params`` last, one param per line
+    group, short lists of numbers on one line."""
+    import re
+
+    ordered = {k: case[k] for k in _CASE_KEYS if k in case}
+    ordered.update({k: v for k, v in case.items() if k not in ordered and k != "params"})
+    if "params" in case:
+        ordered["params"] = case["params"]
+    text = json.dumps(ordered, indent=1)
+
+    def inline(m):
+        return json.dumps(json.loads(m.group(0)), separators=(", ", ": "))
+
+    # collapse arrays holding only numbers / strings / nested number pairs
+    prev = None
+    while prev != text:
+        prev = text
+        text = re.sub(r"\[\s*((?:-?[\d.eE+-]+|\"[^\"]*\"|\[[^\[\]]*\])"
+                      r"(?:\s*,\s*(?:-?[\d.eE+-]+|\"[^\"]*\"|\[[^\[\]]*\]))*)\s*\]",
+                      inline, text)
+    return text + "\n"

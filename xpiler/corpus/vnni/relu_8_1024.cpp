@@ -9,12 +9,12 @@
 static inline __mmask16 tail16(int left) { return left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u); }
 
 static const int N = 8192;
-extern "C" void relu_kernel(const float* in, float* out) {
+extern "C" void relu_kernel(const float* x, float* out) {
   const __m512 one = _mm512_set1_ps(1.0f);
   (void)one;
   for (int i = 0; i < N; i += 16) {
     __mmask16 m = tail16(N - i);
-    __m512 x = _mm512_maskz_loadu_ps(m, in + i);
-    _mm512_mask_storeu_ps(out + i, m, _mm512_max_ps(x, _mm512_setzero_ps()));
+    __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    _mm512_mask_storeu_ps(out + i, m, _mm512_max_ps(v, _mm512_setzero_ps()));
   }
 }

@@ -10,9 +10,9 @@ static inline __mmask16 tail16(int left) { return left >= 16 ? (__mmask16)0xFFFF
 
 static const int N = 8000;
 // no vector sigmoid in AVX-512 without SVML: a scalar libm loop the compiler may unroll
-extern "C" void sigmoid_kernel(const float* in, float* out) {
+extern "C" void sigmoid_kernel(const float* x, float* out) {
   for (int i = 0; i < N; ++i) {
-    float v = in[i];
+    float v = x[i];
     out[i] = 1.0f / (1.0f + expf(-v));
   }
 }

@@ -10,9 +10,9 @@ static inline __mmask16 tail16(int left) { return left >= 16 ? (__mmask16)0xFFFF
 
 static const int N = 3465;
 // no vector sin in AVX-512 without SVML: a scalar libm loop the compiler may unroll
-extern "C" void sin_kernel(const float* in, float* out) {
+extern "C" void sin_kernel(const float* x, float* out) {
   for (int i = 0; i < N; ++i) {
-    float v = in[i];
+    float v = x[i];
     out[i] = sinf(v);
   }
 }
