@@ -1,0 +1,331 @@
+"""BANG C on the CPU virtual device: source -> one C++17 translation unit for g++.
+
+API used by ``xpiler/run.py``:
+
+``prepare(source, path, *, strict, profile) -> str``
+    The translation unit: profile macros (``__BANG_ARCH__``, ``XPB_ARCH_GROUP``,
+    ``__MLU_NRAM_SIZE__`` ...), ``#include "xp_bang.h"``, ``#line 1 "<path>"`` and the user's source
+    rewritten line-preservingly, then one ``extern "C" void __xp_kernel_<name>(const xp_launch_t*,
+    void**)`` stub per ``__mlu_global__``/``__mlu_entry__`` kernel (launch with ``cfg->dim`` and
+    ``cfg->ktype`` = cores of the function type; ``args[i]`` points at the i-th argument value).
+``INCLUDE_DIRS``
+    ``platforms/bang/runtime`` (xp_bang.h and the shims bang.h, cnrt.h, mlu.h ...) and
+    ``platforms/common/runtime`` (xp_core.h).
+``compile_flags(strict) -> list[str]``
+    Extra g++ flags (the driver adds ``-std=c++17 -O2 -shared -fPIC -w`` and the include dirs).
+``load_profile(name=None) -> dict``
+    A device profile from ``platforms/bang/profile.toml`` (default ``mtp_372``).
+
+Source rewrites done here (everything else is plain C++ in the runtime headers):
+
+* ``__nram__ T a[N];`` (also ``__wram__``, ``__mlu_shared__``, ``__ldram__``; at file scope or
+  inside functions; qualifier before or after the type) becomes
+  ``static T (&a)[N] = *(T(*)[N])xpb::site(XPB_NRAM, sizeof(T[N]), alignof(T));``: a fixed offset
+  in the space's window, which always shows the running core's (cluster's) arena. ``sizeof(a)``
+  and array semantics are kept. Declarations with an initializer or of pointers keep their
+  original form (qualifier dropped) and a comment says so.
+* ``k<<<dim, ktype[, queue]>>>(args)`` becomes ``xpb::make_launch(k, "k", dim, ktype[, queue])(args)``;
+  the launch runs synchronously.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).parent
+RUNTIME_DIR = HERE / "runtime"
+COMMON_RUNTIME_DIR = HERE.parent / "common" / "runtime"
+INCLUDE_DIRS: list[Path] = [RUNTIME_DIR, COMMON_RUNTIME_DIR]
+PROFILE_FILE = HERE / "profile.toml"
+
+SPACE_OF = {"__nram__": "XPB_NRAM", "__wram__": "XPB_WRAM", "__mlu_shared__": "XPB_SRAM",
+            "__ldram__": "XPB_LDRAM"}
+_QUAL_RE = re.compile(r"\b(__nram__|__wram__|__mlu_shared__|__ldram__)\b")
+_SPEC_WORDS = {"static", "extern", "const", "volatile", "inline", "__mlu_device__", "__mlu_func__"}
+_KERNEL_RES = [
+    re.compile(r"\b(?:__mlu_global__|__mlu_entry__)\b[^;{}()]*?\bvoid\s+([A-Za-z_]\w*)\s*\("),
+    re.compile(r"\bvoid\s+(?:__mlu_global__|__mlu_entry__)\s+([A-Za-z_]\w*)\s*\("),
+]
+_MPU_RE = re.compile(r"__is_mpu\s*\(|__is_ipu\s*\(|\bcoreId\s*[!=]=\s*0x80\b|\b0x80\s*[!=]=\s*coreId\b")
+
+
+# ------------------------------------------------------------------------------ profile
+def load_profile(name: str | None = None) -> dict:
+    """Return a device profile (a plain dict) from profile.toml; ``None`` = the default."""
+    data = tomllib.loads(PROFILE_FILE.read_text())
+    key = name or data["default"]
+    profiles = data["profiles"]
+    if key not in profiles:
+        from xpiler.errors import UsageError
+
+        raise UsageError(f"unknown BANG device profile '{key}' (choose from {', '.join(profiles)})")
+    prof = dict(profiles[key])
+    prof["name"] = key
+    prof.setdefault("default_launch", {"clusters": prof["clusters"], "cores": prof["cores_per_cluster"]})
+    return prof
+
+
+def compile_flags(strict: bool) -> list[str]:
+    # -fwrapv: integer overflow wraps (design choice, PLATFORMS.md §2.0); no FMA contraction so
+    # float results do not depend on the host compiler's choices.
+    return ["-fwrapv", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-fast-math"]
+
+
+# ------------------------------------------------------------------------------ masking
+def _mask(text: str, *, directives: bool = False) -> str:
+    """Same length as ``text`` with comments, string and char literals (and, if ``directives``,
+    preprocessor lines) blanked out; newlines are kept."""
+    out = list(text)
+    i, n = 0, len(text)
+    line_start = True
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = text[i]
+        if directives and line_start and c == "#":
+            j = i
+            while j < n:
+                if text[j] == "\n" and text[j - 1] != "\\":
+                    break
+                j += 1
+            blank(i, j)
+            i = j
+            continue
+        if c == "\n":
+            line_start = True
+            i += 1
+            continue
+        if c in " \t":
+            i += 1
+            continue
+        line_start = False
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif c in "\"'":
+            if c == '"' and i > 0 and text[i - 1] == "R":  # raw string R"d(...)d"
+                m = re.match(r'"([^(\s]*)\(', text[i:])
+                if m:
+                    end = text.find(")" + m.group(1) + '"', i)
+                    j = n if end < 0 else end + len(m.group(1)) + 2
+                    blank(i + 1, j - 1)
+                    i = j
+                    continue
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, min(j, n))
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+# ------------------------------------------------------------------------------ declarations
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _statement_bounds(masked: str, pos: int) -> tuple[int, int, bool]:
+    """(start, end_after_semicolon, is_statement) of the declaration holding position ``pos``."""
+    i = pos - 1
+    while i >= 0 and masked[i] not in ";{}(,#":
+        i -= 1
+    if i >= 0 and masked[i] in "(,":
+        return pos, pos, False  # a parameter or cast: just drop the qualifier
+    start = i + 1
+    if i >= 0 and masked[i] == "#":  # "# define X __nram__ ..." - not a declaration
+        return pos, pos, False
+    depth, j = 0, pos
+    while j < len(masked):
+        ch = masked[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return pos, pos, False
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            return start, j + 1, True
+        j += 1
+    return pos, pos, False
+
+
+_DECL_RE = re.compile(
+    r"^(?P<type>(?:(?:unsigned|signed|long|short|struct|enum|union|const|volatile)\s+)*"
+    r"[A-Za-z_][\w:]*(?:\s*<[^;]*?>)?(?:\s+(?:const|volatile|int|long|char|short|double))*)"
+    r"\s+(?P<decls>[^\s].*)$", re.S)
+_DECLARATOR_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
+
+
+def _rewrite_declaration(stmt: str, qual: str) -> str | None:
+    """One-line replacement of a memory-space declaration, or None when not handled."""
+    body = _QUAL_RE.sub(" ", stmt).strip()
+    assert body.endswith(";")
+    body = body[:-1].strip()
+    words = body.split()
+    specs = []
+    while words and words[0] in _SPEC_WORDS:
+        specs.append(words.pop(0))
+    if "extern" in specs:
+        return None
+    m = _DECL_RE.match(" ".join(words))
+    if not m:
+        return None
+    ctype = m.group("type").strip()
+    const = "const" in specs
+    out = []
+    for decl in _split_top(m.group("decls")):
+        d = _DECLARATOR_RE.match(decl)
+        if not d:
+            return None  # pointer, initializer, function...: keep the original declaration
+        name, dims = d.group("name"), re.sub(r"\s+", "", d.group("dims"))
+        full = f"{'const ' if const else ''}{ctype}"
+        if dims:
+            out.append(f"static {full} (&{name}){dims} = *({full}(*){dims})"
+                       f"xpb::site({SPACE_OF[qual]}, sizeof({ctype}{dims}), alignof({ctype}));")
+        else:
+            out.append(f"static {full} &{name} = *({full} *)"
+                       f"xpb::site({SPACE_OF[qual]}, sizeof({ctype}), alignof({ctype}));")
+    return " ".join(out)
+
+
+def _rewrite_spaces(src: str) -> str:
+    masked = _mask(src)
+    edits: list[tuple[int, int, str]] = []
+    pos = 0
+    while True:
+        m = _QUAL_RE.search(masked, pos)
+        if not m:
+            break
+        start, end, is_stmt = _statement_bounds(masked, m.start())
+        if is_stmt:
+            stmt = src[start:end]
+            # every qualifier of the statement is handled at once
+            qual = _QUAL_RE.search(masked[start:end]).group(1)
+            new = _rewrite_declaration(masked[start:end], qual)
+            if new is None:
+                new = _QUAL_RE.sub(lambda q: " " * len(q.group(0)), stmt) + \
+                    " /* xpiler: kept as an ordinary variable (initializer/pointer/extern) */"
+            new += "\n" * stmt.count("\n")  # keep line numbers
+            edits.append((start, end, new))
+            pos = end
+        else:
+            edits.append((m.start(), m.end(), " " * (m.end() - m.start())))
+            pos = m.end()
+    for a, b, text in reversed(edits):
+        src = src[:a] + text + src[b:]
+    return src
+
+
+# ------------------------------------------------------------------------------ launches
+def _rewrite_launches(src: str) -> str:
+    masked = _mask(src)
+    edits = []
+    pos = 0
+    while True:
+        i = masked.find("<<<", pos)
+        if i < 0:
+            break
+        j = masked.find(">>>", i + 3)
+        if j < 0:
+            break
+        # kernel expression: identifier (with ::) and optional template arguments, before <<<
+        k = i
+        while k > 0 and masked[k - 1] in " \t":
+            k -= 1
+        end_name = k
+        if k > 0 and masked[k - 1] == ">":  # k<T><<<...
+            depth = 0
+            while k > 0:
+                k -= 1
+                if masked[k] == ">":
+                    depth += 1
+                elif masked[k] == "<":
+                    depth -= 1
+                    if depth == 0:
+                        break
+        while k > 0 and (masked[k - 1].isalnum() or masked[k - 1] in "_:"):
+            k -= 1
+        name = src[k:end_name].strip()
+        cfg = src[i + 3:j]
+        plain = re.sub(r"<.*>", "", name).split("::")[-1]
+        edits.append((k, j + 3, f'xpb::make_launch({name}, "{plain}", {cfg})'))
+        pos = j + 3
+    for a, b, text in reversed(edits):
+        src = src[:a] + text + src[b:]
+    return src
+
+
+# ------------------------------------------------------------------------------ kernels
+def kernel_names(source: str) -> list[str]:
+    """Names of the ``__mlu_global__``/``__mlu_entry__`` kernels defined or declared in ``source``
+    (not templates, not inside macro definitions), in order of appearance."""
+    masked = _mask(source, directives=True)
+    found: dict[str, int] = {}
+    for rx in _KERNEL_RES:
+        for m in rx.finditer(masked):
+            before = masked[:m.start()].rstrip()
+            if re.search(r"template\s*<[^;{}]*>$", before):
+                continue
+            found.setdefault(m.group(1), m.start())
+    return sorted(found, key=found.get)
+
+
+def uses_mpu(source: str) -> bool:
+    return bool(_MPU_RE.search(_mask(source)))
+
+
+def _c_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def prepare(source: str, path: str, *, strict: bool, profile: dict) -> str:
+    """Return one C++17 translation unit: runtime + rewritten source + kernel launcher stubs."""
+    prof = {**load_profile(None), **(profile or {})}
+    bang_arch = int(prof.get("bang_arch", 372))
+    group = int(str(prof.get("arch_group", f"{bang_arch // 100}xx"))[0])
+    has_sram = int(prof.get("sram_bytes", 1) > 0)
+    head = [
+        "// generated by platforms/bang/emulate.py from " + path,
+        f"#define __BANG_ARCH__ {bang_arch}",
+        f"#define XPB_ARCH_GROUP {group}",
+        f"#define __MLU_NRAM_SIZE__ {int(prof.get('nram_bytes', 786432)) // 1024}",
+        f"#define __MLU_WRAM_SIZE__ {int(prof.get('wram_bytes', 1048576)) // 1024}",
+        f"#define __MLU_SRAM_SIZE__ {int(prof.get('sram_bytes', 4194304)) // 1024}",
+        f"#define XPB_HAS_SRAM_ARCH {has_sram}",
+        f"#define XPB_USES_MPU {int(uses_mpu(source))}",
+        f"#define XPB_STRICT_BUILD {int(bool(strict))}",
+        '#include "xp_bang.h"',
+        f'#line 1 "{_c_string(path)}"',
+    ]
+    body = _rewrite_launches(_rewrite_spaces(source))
+    stubs = ['', '#line 1 "<xpiler-bang-launchers>"']
+    for name in kernel_names(source):
+        stubs.append(f'XP_EXPORT void __xp_kernel_{name}(const xp_launch_t *cfg, void **args) '
+                     f'{{ xpb::run_stub({name}, "{name}", cfg, args); }}')
+    return "\n".join(head) + "\n" + body + ("" if body.endswith("\n") else "\n") + "\n".join(stubs) + "\n"

@@ -1,0 +1,3 @@
+// Shim: bang_device_functions.h for the BANG virtual device (everything lives in xp_bang.h).
+#pragma once
+#include "xp_bang.h"
