@@ -1,0 +1,5 @@
+#include <cuda_runtime.h>
+
+extern "C" __global__ void __launch_bounds__(256) default_function_kernel(float* __restrict__ T_concat, float* __restrict__ x0, float* __restrict__ x1, float* __restrict__ x2) {
+  T_concat[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))] = ((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 384) / 16) < 12) ? x0[((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) / 384) * 192) + ((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 384) / 16) - 0) * 16)) + (((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 16))] : ((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 384) / 16) < 16) ? x1[((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) / 384) * 64) + ((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 384) / 16) - 12) * 16)) + (((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 16))] : x2[((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) / 384) * 128) + ((((((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 384) / 16) - 16) * 16)) + (((((int)blockIdx.x) * 256) + ((int)threadIdx.x)) % 16))]));
+}
