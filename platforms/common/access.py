@@ -21,7 +21,7 @@ from .generator import launch_parts
 
 FILL_FUNCTIONS = frozenset({"__bang_write_value", "__bang_write_zero", "__nramset",
                             "__memset_nram", "__gdramset", "__ldramset", "__sramset", "memset"})
-COPY_FUNCTIONS = frozenset({"__memcpy", "__memcpy_async", "memcpy", "memmove"})
+COPY_FUNCTIONS = frozenset({"__memcpy", "__memcpy_async", "memcpy", "memmove", "__builtin_memcpy"})
 _STORE = re.compile(r"_mm\d*_(?:mask_)?(?:storeu?|stream)_\w+")
 _LOAD = re.compile(r"_mm\d*_(?:mask_|maskz_)?(?:loadu?|stream_load)_\w+")
 

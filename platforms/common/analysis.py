@@ -359,6 +359,8 @@ class Analysis:
         """Element count of a host copy of ``nbytes`` bytes into parameter ``p``."""
         text = self.host_expr(nbytes, locals_, params)
         elem = base_type_names(p.type)
+        if re.fullmatch(rf"\(?sizeof\({re.escape(elem)}\)\)?", text):
+            return "1"
         for pattern in (rf"^(.*\S)\s*\*\s*sizeof\({re.escape(elem)}\)$",
                         rf"^sizeof\({re.escape(elem)}\)\s*\*\s*(.*\S)$"):
             m = re.match(pattern, text)

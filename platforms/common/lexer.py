@@ -200,11 +200,13 @@ class TokenRewriter:
         for j, tok in enumerate(self.toks):
             if tok.type != "TYPEDEF":
                 continue
+            depth = 0
             for k in range(j + 1, len(self.toks)):
                 t, nxt = self.toks[k], self.toks[k + 1] if k + 1 < len(self.toks) else None
                 if t.type == "SEMI":
                     break
-                if t.type == "ID" and nxt is not None and (
+                depth += {"LT": 1, "GT": -1, "RSHIFT": -2}.get(t.type, 0)
+                if t.type == "ID" and depth <= 0 and nxt is not None and (
                         nxt.type in ("SEMI", "LBRACKET", "COMMA", "RPAREN")
                         or nxt.value in ("__attribute__", "__attribute")):
                     names.add(t.value)
