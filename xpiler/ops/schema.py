@@ -178,7 +178,12 @@ def to_logical(arr: np.ndarray, b: Bound, logical_shape: tuple[int, ...] | None)
     ``layout`` is a permutation with ``stored = logical.transpose(layout)``; the stored array
     is first reshaped to the parameter's ``shape``.
     """
-    a = np.asarray(arr).reshape(b.shape) if b.shape else np.asarray(arr)
+    a = np.asarray(arr)
+    if b.shape:
+        if a.size != int(np.prod(b.shape, dtype=np.int64)):
+            raise CaseError(f"param {b.name!r}: array has {a.size} elements, shape "
+                            f"{list(b.shape)} needs {int(np.prod(b.shape))}")
+        a = a.reshape(b.shape)
     if b.layout is not None:
         a = a.reshape(tuple(logical_shape[i] for i in b.layout)) if logical_shape else a
         a = np.transpose(a, np.argsort(b.layout))
