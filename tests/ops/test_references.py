@@ -234,6 +234,17 @@ def test_bang_int8_gemm_with_fix_position():
     assert -8 <= args[0].min() and args[0].max() <= 8
 
 
+def test_integer_output_of_float_op_is_exact():
+    """sign with an int8 output: integral results compare exactly (not with the rounding slack)."""
+    case = make_case("sign", [50], dtypes={"x": "float32", "out": "int8"})
+    args, named, ref = run_ref(case)
+    args[1][...] = ref["out"]
+    assert check(case, args, seed=0).ok
+    args[1][np.argmax(ref["out"] == 1)] = 0
+    rep = check(case, args, seed=0)
+    assert not rep.ok and rep.outputs[0].tolerance_class == "int"
+
+
 def test_integer_gemm_wraps_like_c():
     case = make_case("gemm", [1, 2, 1], dtypes={"A": "int32", "B": "int32", "C": "int32"})
     out = reference(case, {"A": np.array([[2 ** 30, 2 ** 30]], np.int32),
