@@ -152,6 +152,9 @@ class Analysis:
             return DTYPES[spelling]
         if spelling in self.typedefs and depth < 8:
             return self.dtype_of(base_type_names(self.typedefs[spelling].type), depth + 1)
+        macro = self.facts.get("defines", {}).get(spelling)
+        if macro and macro["params"] is None and depth < 8:      # #define REAL float
+            return self.dtype_of(macro["body"], depth + 1)
         if spelling == "void":
             return "uint8"
         return spelling

@@ -117,21 +117,30 @@ def run_parser(text: str, path: str, dialect: Dialect, macro_kinds: dict[str, st
     try:
         return parser.parse(text, path)
     except ParseError as exc:
-        raise parse_error_diagnostic(str(exc), path, text) from None
+        raise parse_error_diagnostic(str(exc), path, text, _current_token(parser)) from None
     except RecursionError:
         raise _error("XP1100", "construct nested too deeply", Coord(path, 1, 1)) from None
 
 
-def parse_error_diagnostic(message: str, path: str, text: str) -> SourceError:
+def _current_token(parser: XParser):
+    """The token the parser stopped at (for errors pycparser reports without a position)."""
+    try:
+        return parser._tokens.peek(1)
+    except Exception:   # noqa: BLE001 - best effort, private API
+        return None
+
+
+def parse_error_diagnostic(message: str, path: str, text: str, at=None) -> SourceError:
     """Map pycparser's ``file:line:col: msg`` text to a coded SourceError."""
     rest = message[len(path) + 1:] if message.startswith(path + ":") else message
     m = re.match(r"(\d+)(?::(\d+))?: (.*)", rest, re.S)
     if not m:
         msg = rest.lstrip(": ") or message
-        end_line = text.count("\n") + 1
+        where = Coord(path, at.lineno, at.column) if at is not None \
+            else Coord(path, text.count("\n") + 1, 1)
         if "end of input" in msg.lower():
-            return _error("XP1103", "unexpected end of file", Coord(path, end_line, 1))
-        return _error("XP1100", f"syntax error: {msg}", Coord(path, end_line, 1))
+            return _error("XP1103", "unexpected end of file", where)
+        return _error("XP1100", f"syntax error: {msg}", where)
     line, col, msg = int(m.group(1)), int(m.group(2) or 0), m.group(3)
     if "end of input" in msg.lower():
         return _error("XP1103", "unexpected end of file", Coord(path, line, col))

@@ -610,7 +610,7 @@ class TokenRewriter:
             return False
         brace = self.kind(2) == "LBRACE"
         self.facts["ctor_decls"][key(name.lineno, name.column)] = "brace" if brace else "paren"
-        init = [] if brace else [self.make("ID", tok.value, self.toks[self.i + 2], pinned=True)]
+        init = [] if brace else [self.make("ID", tok.value, tok, pinned=True)]
         new = [tok, name, self.make("EQUALS", "=", self.toks[self.i + 2]), *init,
                *self.toks[self.i + 2: close + 1]]
         self.toks[self.i: close + 1] = new
