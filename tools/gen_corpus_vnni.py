@@ -104,7 +104,7 @@ class Gen:
         self.files: dict[str, str] = {}
 
     def add(self, case: dict, body: str, doc: str, *, vnni: bool = False,
-            quant: bool = False, intrinsics: list[str] | None = None, notes: str = "") -> None:
+            helpers: bool = False, intrinsics: list[str] | None = None, notes: str = "") -> None:
         name = case["name"]
         case = dict(case)
         case["platform"] = "vnni"
@@ -117,7 +117,7 @@ class Gen:
             case["notes"] = notes
         validate_case(case)
         head = sub(HEADER, NAME=name, DOC=doc, VNNI=" VNNI" if vnni else "")
-        src = head + (QUANT if quant else MASK) + "\n" + body.strip("\n") + "\n"
+        src = head + (QUANT if helpers else MASK) + "\n" + body.strip("\n") + "\n"
         self.files[f"{name}.cpp"] = src
         self.files[f"{name}.json"] = dump_case(case)
 
@@ -328,7 +328,7 @@ extern "C" void gemm_kernel(const float* A, const float* B, float* C) {
 """, M=m, K=k, N=n, AINV=cfloat(1 / U8["scale"]), BINV=cfloat(1 / S8["scale"]),
             OS=cfloat(U8["scale"] * S8["scale"]))
         g.add(c, body, f"C[{m},{n}] = A[{m},{k}] @ B[{k},{n}], uint8 x int8 VNNI (dpbusd)",
-              vnni=True, quant=True, intrinsics=["_mm512_dpbusd_epi32"])
+              vnni=True, helpers=True, intrinsics=["_mm512_dpbusd_epi32"])
 
     # native integer gemm: the caller already holds uint8 activations and int8 weights
     m, k, n = 64, 64, 64
@@ -352,7 +352,7 @@ extern "C" void gemm_kernel(const uint8_t* A, const int8_t* B, int32_t* C) {
 }
 """, M=m, K=k, N=n)
     g.add(c, body, "int32 C = uint8 A @ int8 B (dpbusds), integer operands", vnni=True,
-          quant=True, intrinsics=["_mm512_dpbusds_epi32"])
+          helpers=True, intrinsics=["_mm512_dpbusds_epi32"])
 
 
 def gen_gemv(g: Gen) -> None:
@@ -382,7 +382,7 @@ extern "C" void gemv_kernel(const float* A, const float* x, float* y) {
   }
 }
 """, M=m, N=n, INV=cfloat(1 / S16["scale"]), OS=cfloat(S16["scale"] ** 2))
-        g.add(c, body, f"y[{m}] = A[{m},{n}] @ x[{n}], int16 VNNI (dpwssd)", vnni=True, quant=True,
+        g.add(c, body, f"y[{m}] = A[{m},{n}] @ x[{n}], int16 VNNI (dpwssd)", vnni=True, helpers=True,
               intrinsics=["_mm512_dpwssd_epi32"])
 
 
@@ -437,7 +437,7 @@ extern "C" void bmm_kernel(const float* A, const float* B, float* C) {
 """, B=b, I=i, J=j, K=k, AINV=cfloat(1 / U8["scale"]), BINV=cfloat(1 / S8["scale"]),
             OS=cfloat(U8["scale"] * S8["scale"]))
         g.add(c, body, f"batched matmul A[{b},{i},{j}] @ B[{b},{j},{k}], uint8 x int8 VNNI",
-              vnni=True, quant=True, intrinsics=["_mm512_dpbusd_epi32"])
+              vnni=True, helpers=True, intrinsics=["_mm512_dpbusd_epi32"])
 
 
 def gen_dense(g: Gen) -> None:
@@ -479,7 +479,7 @@ extern "C" void dense_kernel(const float* X, const float* W, const float* bias, 
 """, M=m, K=k, N=n, XINV=cfloat(1 / U8["scale"]), WINV=cfloat(1 / S8["scale"]),
             OS=cfloat(U8["scale"] * S8["scale"]))
         g.add(c, body, f"dense out[{m},{n}] = X[{m},{k}] @ W[{n},{k}]^T + bias, uint8 x int8 VNNI",
-              vnni=True, quant=True, intrinsics=["_mm512_dpbusd_epi32"])
+              vnni=True, helpers=True, intrinsics=["_mm512_dpbusd_epi32"])
 
 
 # ============================================================== convolution
@@ -519,7 +519,7 @@ extern "C" void conv1d_kernel(const float* x, const float* w, float* out) {
 }
 """, OUT=out_n, IN=in_n, KS=ks, INV=cfloat(1 / S16["scale"]), OS=cfloat(S16["scale"] ** 2))
         g.add(c, body, f"1-D valid correlation, {in_n} inputs, {ks} taps, int16 VNNI (dpwssd)",
-              vnni=True, quant=True, intrinsics=["_mm512_dpwssd_epi32"])
+              vnni=True, helpers=True, intrinsics=["_mm512_dpwssd_epi32"])
 
 
 CONV_CORE = """
@@ -590,7 +590,7 @@ extern "C" void conv2d_kernel(const float* input, const float* weight, float* ou
 """, N=n, H=h, W=w, C=cc, OC=oc, KH=kh, KW=kw, S=s, P=p, CORE=CONV_CORE,
             XINV=cfloat(1 / U8["scale"]), WINV=cfloat(1 / S8["scale"]),
             OS=cfloat(U8["scale"] * S8["scale"]))
-        g.add(c, body, f"conv2d NHWC {args}, uint8 x int8 VNNI", vnni=True, quant=True,
+        g.add(c, body, f"conv2d NHWC {args}, uint8 x int8 VNNI", vnni=True, helpers=True,
               intrinsics=["_mm512_dpbusd_epi32"])
 
     shapes = ([1, 16, 14, 14, 32, 16, 3, 3, 1, 1], [2, 3, 11, 11, 8, 3, 5, 5, 2, 2])
@@ -637,7 +637,7 @@ extern "C" void conv2dnchw_kernel(const float* input, const float* weight, float
 """, N=n, C=cc, H=h, W=w, OC=oc, KH=kh, KW=kw, S=s, P=p, CORE=CONV_CORE,
             XINV=cfloat(1 / U8["scale"]), WINV=cfloat(1 / S8["scale"]),
             OS=cfloat(U8["scale"] * S8["scale"]))
-        g.add(c, body, f"conv2d NCHW {args}, uint8 x int8 VNNI", vnni=True, quant=True,
+        g.add(c, body, f"conv2d NCHW {args}, uint8 x int8 VNNI", vnni=True, helpers=True,
               intrinsics=["_mm512_dpbusd_epi32"])
 
 
@@ -1046,7 +1046,7 @@ extern "C" void mha_kernel(const float* Q, const float* K, const float* V, float
 """, B=b, H=h, S=s, D=d, QINV=cfloat(1 / U8["scale"]), KINV=cfloat(1 / S8["scale"]),
             QKS=cfloat(U8["scale"] * S8["scale"]), SC=cfloat(1 / math.sqrt(d)))
         g.add(c, body, f"multi-head attention [{b},{h},{s},{d}], QK^T in uint8 x int8 VNNI",
-              vnni=True, quant=True, intrinsics=["_mm512_dpbusd_epi32"])
+              vnni=True, helpers=True, intrinsics=["_mm512_dpbusd_epi32"])
 
 
 def gen_gqa(g: Gen) -> None:
@@ -1144,7 +1144,7 @@ extern "C" void gatemlp_kernel(const float* X, const float* A, const float* B, f
 """, BS=bsz, K=k, N=n, XINV=cfloat(1 / U8["scale"]), WINV=cfloat(1 / S8["scale"]),
             OS=cfloat(U8["scale"] * S8["scale"]))
         g.add(c, body, f"gated MLP silu(X@A)*(X@B), X[{bsz},{k}], A/B[{k},{n}], uint8 x int8 VNNI",
-              vnni=True, quant=True, intrinsics=["_mm512_dpbusd_epi32"])
+              vnni=True, helpers=True, intrinsics=["_mm512_dpbusd_epi32"])
 
 
 def gen_deformable(g: Gen) -> None:

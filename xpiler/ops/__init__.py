@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from . import conv, elementwise, layout, llm, matrix, norm, pool, reduction
 from .check import CheckReport, OutputReport, check, make_inputs, reference, tolerance_for, \
     tolerance_table
-from .schema import CaseError, bind, case_args, np_dtype
+from .schema import CaseError, np_dtype
 from .spec import OpSpec
 
 __all__ = ["REGISTRY", "OpSpec", "CaseError", "CheckReport", "OutputReport", "make_case",
@@ -100,7 +100,6 @@ def _expand_names(names, present):
 def validate_case(case: dict) -> None:
     """Raise ``CaseError`` unless the case binds to its op and every shape fits."""
     from .check import _prepare
-    from .schema import to_logical
 
     spec, a, ins, outs, shapes = _prepare(case)
     import numpy as np
