@@ -1,0 +1,26 @@
+#include <hip/hip_runtime.h>
+
+__global__ void sub_forward(const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    out[i] = x[i] - y[i];
+  }
+}
+
+extern "C" void sub_kernel(float* x, float* y, float* out, int n) {
+  float* d_x;
+  float* d_y;
+  float* d_out;
+  hipMalloc((void**)&d_x, n * sizeof(float));
+  hipMalloc((void**)&d_y, n * sizeof(float));
+  hipMalloc((void**)&d_out, n * sizeof(float));
+  hipMemcpy(d_x, x, n * sizeof(float), hipMemcpyHostToDevice);
+  hipMemcpy(d_y, y, n * sizeof(float), hipMemcpyHostToDevice);
+  const int block = 256;
+  const int grid = (n + block - 1) / block;
+  hipLaunchKernelGGL(sub_forward, dim3(grid), dim3(block), 0, 0, d_x, d_y, d_out, n);
+  hipMemcpy(out, d_out, n * sizeof(float), hipMemcpyDeviceToHost);
+  hipFree(d_x);
+  hipFree(d_y);
+  hipFree(d_out);
+}
