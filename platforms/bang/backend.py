@@ -21,9 +21,11 @@ def emit(program: Program) -> str:
     return emit_program(program, BangGenerator)
 
 
-def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None) -> str:
+def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None,
+                    kernel_args=None) -> str:
     """``extern "C"`` CNRT wrapper: queue, cnrtMalloc, cnrtMemcpy HOST2DEV, ``cnrtDim3_t``,
     ``cnrtFunctionType_t``, ``k<<<dim, ktype, queue>>>``, cnrtQueueSync, cnrtMemcpy DEV2HOST,
     cnrtFree, cnrtQueueDestroy. ``launch`` is a ``Launch`` or a mapping with dim/ktype
     (defaults: dim {4, 1, 1}, CNRT_FUNC_TYPE_UNION1)."""
-    return cnrt_host_entry(entry_name, params, kernel_name, launch, sizes)
+    return cnrt_host_entry(entry_name, params, kernel_name, launch, sizes,
+                          kernel_args)

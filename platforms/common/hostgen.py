@@ -5,7 +5,9 @@ launch one kernel and copy the results back, in each runtime's API.
 the Cambricon CNRT API and ``plain_host_entry`` VNNI (a direct call). Every pointer parameter is
 allocated on the device and copied in (outputs too, so elements the kernel does not write keep
 their values); outputs and inouts are copied back. Kernel arguments are the parameters in order,
-pointers replaced by their device copies.
+pointers replaced by their device copies, unless ``kernel_args`` (C expressions over the entry's
+parameter names) says otherwise; pointer parameter names in them are replaced by the device
+copies (``A`` -> ``d_A``).
 
 Element counts come from ``Param.size`` or the ``sizes`` mapping (name -> C expression).
 """
@@ -87,8 +89,14 @@ def _dims(values, default: tuple[str, str, str]) -> str:
     return ", ".join(vals[:3])
 
 
-def _kernel_args(params: Sequence[Param]) -> str:
-    return ", ".join(f"d_{p.name}" if p.kind == "pointer" else p.name for p in params)
+def _kernel_args(params: Sequence[Param], kernel_args: Sequence[str] | None = None) -> str:
+    if kernel_args is None:
+        return ", ".join(f"d_{p.name}" if p.kind == "pointer" else p.name for p in params)
+    pointers = {p.name for p in params if p.kind == "pointer"}
+    if not pointers:
+        return ", ".join(kernel_args)
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(pointers))) + r")\b")
+    return ", ".join(pattern.sub(r"d_\1", str(a)) for a in kernel_args)
 
 
 def _needs_half(params: Sequence[Param]) -> bool:
@@ -96,7 +104,8 @@ def _needs_half(params: Sequence[Param]) -> bool:
 
 
 def gpu_host_entry(rt: GpuRuntime, entry_name: str, params: Sequence[Param], kernel_name: str,
-                   launch, sizes: Mapping[str, str] | None = None) -> str:
+                   launch, sizes: Mapping[str, str] | None = None,
+                   kernel_args: Sequence[str] | None = None) -> str:
     grid, block = launch_field(launch, "grid"), launch_field(launch, "block")
     if not grid or not block:
         raise UsageError("a CUDA/HIP host entry needs launch grid and block")
@@ -113,7 +122,7 @@ def gpu_host_entry(rt: GpuRuntime, entry_name: str, params: Sequence[Param], ker
     lines.append(f"  dim3 block({_dims(block, ('1', '1', '1'))});")
     shmem = launch_field(launch, "shmem")
     config = "grid, block" + (f", {shmem}" if shmem else "")
-    lines.append(f"  {kernel_name}<<<{config}>>>({_kernel_args(params)});")
+    lines.append(f"  {kernel_name}<<<{config}>>>({_kernel_args(params, kernel_args)});")
     lines.append(f"  {rt.sync}();")
     for p in pointers:
         if p.role in ("output", "inout"):
@@ -124,7 +133,8 @@ def gpu_host_entry(rt: GpuRuntime, entry_name: str, params: Sequence[Param], ker
 
 
 def cnrt_host_entry(entry_name: str, params: Sequence[Param], kernel_name: str, launch,
-                    sizes: Mapping[str, str] | None = None) -> str:
+                    sizes: Mapping[str, str] | None = None,
+                    kernel_args: Sequence[str] | None = None) -> str:
     dim = launch_field(launch, "dim") or ("4", "1", "1")
     ktype = launch_field(launch, "ktype") or "CNRT_FUNC_TYPE_UNION1"
     nbytes = _sizes(params, sizes)
@@ -140,7 +150,7 @@ def cnrt_host_entry(entry_name: str, params: Sequence[Param], kernel_name: str, 
                      f"CNRT_MEM_TRANS_DIR_HOST2DEV);")
     lines.append(f"  cnrtDim3_t dim = {{{_dims(dim, ('4', '1', '1'))}}};")
     lines.append(f"  cnrtFunctionType_t ktype = {ktype};")
-    lines.append(f"  {kernel_name}<<<dim, ktype, queue>>>({_kernel_args(params)});")
+    lines.append(f"  {kernel_name}<<<dim, ktype, queue>>>({_kernel_args(params, kernel_args)});")
     lines.append("  cnrtQueueSync(queue);")
     for p in pointers:
         if p.role in ("output", "inout"):
@@ -152,10 +162,11 @@ def cnrt_host_entry(entry_name: str, params: Sequence[Param], kernel_name: str, 
 
 
 def plain_host_entry(entry_name: str, params: Sequence[Param], kernel_name: str,
-                     launch=None, sizes: Mapping[str, str] | None = None) -> str:
+                     launch=None, sizes: Mapping[str, str] | None = None,
+                     kernel_args: Sequence[str] | None = None) -> str:
     lines = ["#include <immintrin.h>", "#include <stdint.h>", ""]
     if entry_name == kernel_name:
         return "\n".join(lines)
-    args = ", ".join(p.name for p in params)
+    args = ", ".join(kernel_args if kernel_args is not None else [p.name for p in params])
     lines += [signature(entry_name, params), "{", f"  {kernel_name}({args});", "}"]
     return "\n".join(lines) + "\n"

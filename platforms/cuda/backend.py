@@ -20,7 +20,9 @@ def emit(program: Program) -> str:
     return emit_program(program, CudaGenerator)
 
 
-def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None) -> str:
+def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None,
+                    kernel_args=None) -> str:
     """``extern "C"`` CUDA-runtime wrapper: cudaMalloc, cudaMemcpy, ``<<<grid, block>>>``,
     cudaMemcpy back, cudaFree. ``launch`` is a ``Launch`` or a mapping with grid/block."""
-    return gpu_host_entry(CUDA_RUNTIME, entry_name, params, kernel_name, launch, sizes)
+    return gpu_host_entry(CUDA_RUNTIME, entry_name, params, kernel_name, launch, sizes,
+                          kernel_args)

@@ -20,7 +20,9 @@ def emit(program: Program) -> str:
     return emit_program(program, HipGenerator)
 
 
-def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None) -> str:
+def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None,
+                    kernel_args=None) -> str:
     """``extern "C"`` HIP-runtime wrapper: hipMalloc, hipMemcpy, ``<<<grid, block>>>``,
     hipMemcpy back, hipFree. ``launch`` is a ``Launch`` or a mapping with grid/block."""
-    return gpu_host_entry(HIP_RUNTIME, entry_name, params, kernel_name, launch, sizes)
+    return gpu_host_entry(HIP_RUNTIME, entry_name, params, kernel_name, launch, sizes,
+                          kernel_args)

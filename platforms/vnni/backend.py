@@ -16,7 +16,9 @@ def emit(program: Program) -> str:
     return emit_program(program, VnniGenerator)
 
 
-def emit_host_entry(entry_name, params, kernel_name, launch=None, sizes=None) -> str:
+def emit_host_entry(entry_name, params, kernel_name, launch=None, sizes=None,
+                    kernel_args=None) -> str:
     """``extern "C"`` function calling ``kernel_name`` with the same arguments (includes only
     when the entry is the kernel itself)."""
-    return plain_host_entry(entry_name, params, kernel_name, launch, sizes)
+    return plain_host_entry(entry_name, params, kernel_name, launch, sizes,
+                          kernel_args)
