@@ -233,6 +233,66 @@ def check(a, b, args, seed, entry_a, entry_b, strict_b, timeout, as_json):
         raise MismatchError("outputs differ beyond tolerance") if not as_json else SystemExit(1)
 
 
+# ------------------------------------------------------------------------------ translate
+@cli.command()
+@click.argument("src", type=click.Path(dir_okay=False))
+@click.option("--to", "to", required=True, type=click.Choice(PLATFORM_CHOICES), help="Target platform.")
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="Output file.")
+@click.option("--arg", "args", multiple=True, metavar="NAME=SPEC", help="Verification input (as for `xpiler run`).")
+@click.option("--config", type=click.Path(dir_okay=False),
+              help="Verification inputs: an xpiler.ops case file or {\"args\": {NAME: SPEC}} "
+                   "(default: SRC's <stem>.json if present).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
+@click.option("--entry", help="Entry function when the source has several.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+@click.option("--explain", is_flag=True, help="Print the pass log.")
+@click.option("--allow-unverified", is_flag=True, help="Write OUT even when no inputs allow verification (exit 3).")
+@click.option("--strict/--no-strict", default=True, show_default=True, help="Run the output in strict mode.")
+@click.option("--timeout", type=float, default=60, show_default=True)
+def translate(src, to, out, args, config, seed, entry, report_path, explain, allow_unverified, strict, timeout):
+    """Translate SRC to another platform; exit 0 only when OUT is verified."""
+    from pathlib import Path
+
+    from .argspec import parse_arg_specs
+    from .errors import TranslationFailed, Unverified
+    from .translate import TranslationReport, translate as run_translate
+
+    out_path = Path(out)
+    try:
+        report = run_translate(src, to, out, arg_specs=parse_arg_specs(args), config=config, seed=seed,
+                               entry=entry, allow_unverified=allow_unverified, strict=strict, timeout=timeout)
+    except XpilerError as exc:
+        report = TranslationReport(src, to, out, status="failed", message=exc.render())
+        _finish_translation(report, report_path, out_path, explain)
+        raise
+    _finish_translation(report, report_path, out_path, explain)
+    if report.status == "unverified":
+        raise Unverified(f"{out if report.written else 'nothing'} written: unverified ({report.message})")
+    if report.status != "verified":
+        raise TranslationFailed(f"translation failed: {report.message}",
+                                detail="\n".join(f"  {s.name}: {s.status} {s.message}".rstrip() for s in report.steps))
+
+
+def _finish_translation(report, report_path, out_path, explain) -> None:
+    if not report.written and out_path.is_file() and report.status != "verified":
+        from .translate import is_generated
+
+        if is_generated(out_path):  # never leave a stale OUT of an earlier run behind a failure
+            out_path.unlink()
+    if report_path:
+        from pathlib import Path
+
+        Path(report_path).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    con = _console(stderr=True)
+    if explain:
+        con.print(f"pipeline: {report.pipeline or '-'}   inputs: {report.inputs or '-'}", markup=False)
+        for s in report.steps:
+            con.print(f"  {s.name} {s.options or ''}: {s.status} ({s.seconds:.2f} s) {s.message}".rstrip(), markup=False)
+    if report.status == "verified":
+        con.print(f"{report.output}: verified translation {report.source} -> {report.target} "
+                  f"({report.seconds:.1f} s, pipeline {report.pipeline})", markup=False)
+
+
 # ------------------------------------------------------------------------------ entry point
 def main(argv=None) -> int:
     try:

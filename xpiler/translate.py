@@ -1,0 +1,216 @@
+"""Translation driver: plan passes, verify every step on the virtual device, write atomically.
+
+``translate(src, to, out, ...) -> TranslationReport``
+
+1. Parse the source (front-end of its platform).
+2. Fix the verification inputs: ``--arg`` specs, a config file (an ``xpiler.ops`` case file, or
+   ``{"args": {"name": "spec"}}``), or the case file beside the source (``<stem>.json``).
+   Without inputs nothing can be verified: the result is "unverified" (exit 3, and only written
+   with ``allow_unverified``).
+3. Run the source once on those inputs (lenient: foreign code runs as written).
+4. Apply the plan's passes one by one; after each, emit the candidate, run it on identical
+   inputs (strict mode once it is in the target dialect) and compare every pointer argument. A
+   pass that is refused or fails verification is recorded and dropped; the pipeline continues
+   from the last verified program.
+5. The result is verified only if the final program is in the target dialect and passed.
+
+Plans available now: ``cuda <-> hip`` via ``api_map`` (structure preserving). The other
+directions are reported as not yet supported (exit 1), never as success.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platforms
+from .errors import TranslationFailed, UsageError, XpilerError
+
+
+@dataclass
+class StepRecord:
+    name: str
+    options: dict
+    status: str                    # verified | refused | failed-verification | error
+    seconds: float
+    message: str = ""
+    outputs: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"pass": self.name, "options": self.options, "status": self.status,
+                "seconds": round(self.seconds, 4), "message": self.message, "outputs": self.outputs}
+
+
+@dataclass
+class TranslationReport:
+    source: str
+    target: str
+    output: str | None
+    status: str = "failed"         # verified | unverified | failed
+    pipeline: str = ""
+    steps: list[StepRecord] = field(default_factory=list)
+    inputs: str = ""
+    seconds: float = 0.0
+    message: str = ""
+    written: bool = False
+    summary: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "target": self.target, "output": self.output, "status": self.status,
+                "written": self.written, "pipeline": self.pipeline, "inputs": self.inputs,
+                "seconds": round(self.seconds, 3), "message": self.message,
+                "passes": [s.to_json() for s in self.steps], "target_summary": self.summary}
+
+
+def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
+    if {source_platform, target} == {"cuda", "hip"}:
+        return [("api_map", {"to": target})]
+    raise TranslationFailed(f"translation {source_platform} -> {target} is not implemented yet "
+                            "(available: cuda <-> hip)")
+
+
+def _inputs(program, src: Path, specs: dict, config: str | None, seed: int):
+    """(args, description) or (None, reason)."""
+    from .verify import make_args
+
+    if specs:
+        return make_args(program, specs, seed), "command-line --arg"
+    case_path = Path(config) if config else src.with_suffix(".json")
+    if config and not case_path.exists():
+        raise UsageError(f"config file {config} not found")
+    if case_path.exists():
+        try:
+            data = json.loads(case_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{case_path}: not a JSON config: {exc}") from None
+        if "params" in data:
+            from . import ops
+
+            return ops.make_inputs(data, seed=seed), f"case file {case_path}"
+        if "args" in data:
+            from .argspec import parse_arg_specs
+
+            specs = parse_arg_specs([f"{k}={v}" for k, v in data["args"].items()])
+            return make_args(program, specs, seed), f"config file {case_path}"
+        raise UsageError(f"{case_path}: expected 'params' (a case file) or 'args'")
+    return None, ("no verification inputs: give --arg NAME=SPEC for every parameter or --config FILE "
+                  "(input inference from host allocations is not implemented yet)")
+
+
+def _copy(args):
+    return [a.copy() if hasattr(a, "copy") else a for a in args]
+
+
+def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, config: str | None = None,
+              seed: int = 0, entry: str | None = None, allow_unverified: bool = False,
+              strict: bool = True, timeout: float = 60, progress=None) -> TranslationReport:
+    from passes import api_map  # noqa: F401  (registers the pass)
+    from passes.base import PassRefused, format_pipeline, run_pass
+    from .program import parse_file, parse_source
+    from .run import run_kernel
+    from .verify import compare_arrays
+
+    t0 = time.perf_counter()
+    target = platforms.canonical(to)
+    src_path, out_path = Path(src), Path(out)
+    if out_path.resolve() == src_path.resolve():
+        raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
+    program = parse_file(src_path, entry=entry)
+    report = TranslationReport(str(src_path), target, str(out_path))
+    steps = plan(program.platform, target)
+    report.pipeline = format_pipeline(steps)
+    args, how = _inputs(program, src_path, arg_specs or {}, config, seed)
+    report.inputs = how
+    reference = None
+    if args is not None:
+        reference = _copy(args)
+        run_kernel(src_path, args=reference, program=program, timeout=timeout)
+
+    current, current_text = program, None
+    for name, options in steps:
+        s0 = time.perf_counter()
+        if progress:
+            progress(name)
+        try:
+            candidate = run_pass(name, current, **options)
+            text = platforms.module(candidate.platform, "backend").emit(candidate)
+        except PassRefused as exc:
+            report.steps.append(StepRecord(name, options, "refused", time.perf_counter() - s0, exc.render()))
+            continue
+        except XpilerError as exc:
+            report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0, exc.render()))
+            continue
+        if reference is None:
+            report.steps.append(StepRecord(name, options, "unverified", time.perf_counter() - s0, how))
+            current, current_text = candidate, text
+            continue
+        ok, outputs, message = _verify(text, candidate, out_path, program, args, reference, strict and
+                                       candidate.platform == target, timeout, run_kernel, parse_source,
+                                       compare_arrays)
+        status = "verified" if ok else "failed-verification"
+        report.steps.append(StepRecord(name, options, status, time.perf_counter() - s0, message, outputs))
+        if ok:
+            current, current_text = candidate, text
+    report.seconds = time.perf_counter() - t0
+    done = current.platform == target and current_text is not None
+    if not done:
+        report.status = "failed"
+        report.message = "no verified program in the target dialect"
+    elif reference is None:
+        report.status = "unverified"
+        report.message = how
+    else:
+        report.status = "verified"
+    if report.status == "verified" or (report.status == "unverified" and allow_unverified):
+        _write_atomically(out_path, f"{GENERATED_BANNER} from {src_path.name} ({report.pipeline}); "
+                                    f"{report.status}.\n{current_text}")
+        report.written = True
+        try:
+            report.summary = parse_source(current_text, target, str(out_path)).summary()
+        except XpilerError:
+            report.summary = {}
+    return report
+
+
+def _verify(text, candidate, out_path, source_program, args, reference, strict, timeout, run_kernel,
+            parse_source, compare_arrays):
+    try:
+        reparsed = parse_source(text, candidate.platform, str(out_path))
+        got = _copy(args)
+        run_kernel(out_path, args=got, source=text, program=reparsed, timeout=timeout, strict=strict)
+    except XpilerError as exc:
+        return False, [], exc.render()
+    outputs = []
+    for p, want, have in zip(source_program.params, reference, got):
+        if p.kind == "pointer":
+            outputs.append(compare_arrays(p.name, have, want, p.dtype, p.role).to_json())
+    ok = all(o["ok"] for o in outputs)
+    return ok, outputs, "" if ok else "outputs differ from the source's beyond tolerance"
+
+
+GENERATED_BANNER = "// Generated by xpiler translate"
+
+
+def is_generated(path: Path) -> bool:
+    """True for files xpiler wrote (their first line is the banner); only those are ever removed."""
+    try:
+        with open(path, errors="replace") as fh:
+            return fh.readline().startswith(GENERATED_BANNER)
+    except OSError:
+        return False
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
