@@ -12,7 +12,7 @@
 namespace xp { namespace gpu {
 
 // ---------------------------------------------------------------- shuffles
-enum ShflKind { SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR };
+enum ShflKind { SHFL_IDX, SHFL_UP, SHFL_DOWN, SHFL_XOR, SHFL_RAW };  // RAW: source lane = arg % warpSize (ds_bpermute, readlane)
 
 template <class T>
 struct ShflLane { T v; int kind; long long arg; int width; T out; };
@@ -20,6 +20,7 @@ struct ShflLane { T v; int kind; long long arg; int width; T out; };
 // Source lane of a shuffle (PLATFORMS.md §3 / PTX shfl semantics for CUDA; HIP's
 // amd_warp_functions.h formulas for HIP). Returns the lane itself for "keep own value".
 inline int shfl_source(int lane, int kind, long long arg, int width) {
+  if (kind == SHFL_RAW) return (int)(arg & (kWarp - 1));
 #ifdef XP_PLATFORM_HIP
   int base = lane & ~(width - 1);
   long long idx;
@@ -116,21 +117,22 @@ inline void match_resolve(WarpGroup &g) {
   }
 }
 
+typedef std::conditional<kWarp == 64, unsigned long long, unsigned>::type ballot_t;
 inline lanemask_t lane_bit() { return 1ull << cur_thread().lane; }
 inline lanemask_t full_mask() { return kWarp == 64 ? ~0ull : 0xffffffffull; }
 
 }}  // namespace xp::gpu
 
 // ---------------------------------------------------------------- CUDA warp functions
-template <class T> inline T __shfl_sync(unsigned mask, T v, int src, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_IDX, src, width); }
-template <class T> inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_UP, delta, width); }
-template <class T> inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_DOWN, delta, width); }
-template <class T> inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_XOR, lane_mask, width); }
-inline unsigned __ballot_sync(unsigned mask, int pred) { return (unsigned)xp::gpu::vote(mask, pred != 0, "__ballot_sync").ballot; }
-inline int __any_sync(unsigned mask, int pred) { return xp::gpu::vote(mask, pred != 0, "__any_sync").ballot != 0; }
-inline int __all_sync(unsigned mask, int pred) { auto d = xp::gpu::vote(mask, pred != 0, "__all_sync"); return d.ballot == d.arrived; }
-inline int __uni_sync(unsigned mask, int pred) { auto d = xp::gpu::vote(mask, pred != 0, "__uni_sync"); return d.ballot == 0 || d.ballot == d.arrived; }
-inline void __syncwarp(unsigned mask = 0xffffffffu) {
+template <class T> inline T __shfl_sync(unsigned long long mask, T v, int src, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_IDX, src, width); }
+template <class T> inline T __shfl_up_sync(unsigned long long mask, T v, unsigned delta, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_UP, delta, width); }
+template <class T> inline T __shfl_down_sync(unsigned long long mask, T v, unsigned delta, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_DOWN, delta, width); }
+template <class T> inline T __shfl_xor_sync(unsigned long long mask, T v, int lane_mask, int width = warpSize) { return xp::gpu::shfl(mask, v, xp::gpu::SHFL_XOR, lane_mask, width); }
+inline xp::gpu::ballot_t __ballot_sync(unsigned long long mask, int pred) { return (xp::gpu::ballot_t)xp::gpu::vote(mask, pred != 0, "__ballot_sync").ballot; }
+inline int __any_sync(unsigned long long mask, int pred) { return xp::gpu::vote(mask, pred != 0, "__any_sync").ballot != 0; }
+inline int __all_sync(unsigned long long mask, int pred) { auto d = xp::gpu::vote(mask, pred != 0, "__all_sync"); return d.ballot == d.arrived; }
+inline int __uni_sync(unsigned long long mask, int pred) { auto d = xp::gpu::vote(mask, pred != 0, "__uni_sync"); return d.ballot == 0 || d.ballot == d.arrived; }
+inline void __syncwarp(unsigned long long mask = ~0ull) {
   if (!xp::gpu::in_kernel()) return;
   xp::gpu::warp_collective(mask, &xp::gpu::syncwarp_resolve, "__syncwarp", nullptr);
 }
