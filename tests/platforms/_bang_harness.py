@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,6 +138,7 @@ class Result:
     outputs: list = field(default_factory=list)  # per call: list of arrays (copies) after the call
     stderr: str = ""
     returns: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)  # per call: wall time of the launch / host call
 
     @property
     def error(self) -> dict | None:
@@ -169,8 +171,9 @@ def _child(so: Path, calls: list, options: _Options, out_path: str) -> int:
     lib.__xp_configure(ctypes.byref(options))
     lib.__xp_device_alloc.restype = ctypes.c_void_p
     lib.__xp_device_alloc.argtypes = [ctypes.c_ulonglong]
-    results, returns = [], []
+    results, returns, times = [], [], []
     for call in calls:
+        t0 = time.perf_counter()
         if isinstance(call, Kernel):
             keep, ptrs, devs = [], [], []
             for a in call.args:
@@ -187,7 +190,9 @@ def _child(so: Path, calls: list, options: _Options, out_path: str) -> int:
             cfg = _Launch()
             cfg.dim[:] = list(call.dim)
             cfg.ktype = call.ktype
+            t0 = time.perf_counter()
             getattr(lib, f"__xp_kernel_{call.name}")(ctypes.byref(cfg), argv)
+            times.append(time.perf_counter() - t0)
             for a, d in devs:
                 ctypes.memmove(a.ctypes.data, d, a.nbytes)
             returns.append(None)
@@ -195,10 +200,11 @@ def _child(so: Path, calls: list, options: _Options, out_path: str) -> int:
             fn = getattr(lib, call.name)
             argv = [ctypes.c_void_p(a.ctypes.data) if isinstance(a, np.ndarray) else _scalar(a) for a in call.args]
             returns.append(fn(*argv))
+            times.append(time.perf_counter() - t0)
         results.append([a.copy() for a in call.args if isinstance(a, np.ndarray)])
         lib.__xp_check_canaries()
     with open(out_path, "wb") as f:
-        pickle.dump((results, returns), f)
+        pickle.dump((results, returns, times), f)
     return 0
 
 
@@ -238,5 +244,5 @@ def run(so: Path, calls: list, *, strict: bool = False, profile: dict | None = N
         res = Result(code, stderr=err)
         if code == 0 and os.path.exists(out_path):
             with open(out_path, "rb") as f:
-                res.outputs, res.returns = pickle.load(f)
+                res.outputs, res.returns, res.seconds = pickle.load(f)
         return res
