@@ -253,7 +253,8 @@ class Analysis:
             writes = direct.get(pname).written or any(
                 _writes_host(events, pname) for events in device.values())
             roles[pname] = role_of(reads, writes)
-        sizes = {p: self.elements(copies[p], params[p], locals_, params) for p in copies}
+        sizes = {p: self.elements(copies[p], params[p], locals_, params)
+                 for p in copies if p in params}
         return roles, sizes
 
     def host_event(self, ev, fd, locals_, params, device, copies) -> None:

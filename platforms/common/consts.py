@@ -70,7 +70,8 @@ class ConstantTable:
     def _piece(self, tok: str, text: str, pos: int) -> str | None:
         if tok[0].isdigit():
             m = _INT_SUFFIX.match(tok + _suffix(text, pos))
-            return str(c_int(m.group(1))) if m else None
+            value = c_int(m.group(1)) if m else None
+            return None if value is None else str(value)
         if tok[0].isalpha() or tok[0] == "_":
             if tok in ("u", "U", "l", "L", "ul", "UL", "ull", "ULL", "ll", "LL"):
                 return ""
@@ -97,10 +98,11 @@ def literal_int(node: c_ast.Node) -> int | None:
     return None
 
 
-def c_int(digits: str) -> int:
-    """Value of a C integer literal without suffix (decimal, 0x hex, 0 octal)."""
-    if digits[:2] in ("0x", "0X"):
-        return int(digits, 16)
-    if len(digits) > 1 and digits[0] == "0":
-        return int(digits, 8)
-    return int(digits)
+def c_int(digits: str) -> int | None:
+    """Value of a C integer literal without suffix (decimal, 0x hex, 0 octal); None if bad."""
+    base = 16 if digits[:2] in ("0x", "0X") else 8 if len(digits) > 1 and digits[0] == "0" \
+        else 10
+    try:
+        return int(digits, base)
+    except ValueError:
+        return None

@@ -64,7 +64,19 @@ class XParser(CParser):
 
 def parse_program(text: str, dialect: Dialect, path: str = "<input>",
                   entry: str | None = None) -> Program:
-    """Parse ``text`` as ``dialect`` and resolve the Program facts (raises SourceError)."""
+    """Parse ``text`` as ``dialect`` and resolve the Program facts (raises SourceError).
+
+    A defect of the front-end itself surfaces as diagnostic XP1199 (never a traceback)."""
+    try:
+        return _parse_program(text, dialect, path, entry)
+    except SourceError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the one place internal errors become diagnostics
+        msg = f"internal front-end error ({type(exc).__name__}: {exc}); please report it"
+        raise _error("XP1199", msg, Coord(path, 1, 1)) from exc
+
+
+def _parse_program(text: str, dialect: Dialect, path: str, entry: str | None) -> Program:
     check_text(text, path)
     pre = preprocess(text, path, dialect.predefined)
     facts: dict = {}

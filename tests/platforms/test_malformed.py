@@ -130,5 +130,35 @@ def test_diagnostics_table_is_complete():
 
 def test_every_front_end_code_is_exercised():
     front_end = {c for c in _catalogue() if c.startswith("XP1")}
-    exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1142", "XP1150"}
+    exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1142", "XP1150",
+                                                         "XP1199"}
     assert front_end <= exercised, sorted(front_end - exercised)
+
+
+def _mutations(text: str, rng) -> list[str]:
+    out = [text[: rng.randrange(len(text))] for _ in range(4)]
+    for _ in range(3):
+        i = rng.randrange(len(text))
+        out.append(text[:i] + text[i + rng.randrange(1, 30):])
+    for _ in range(3):
+        i = rng.randrange(len(text))
+        out.append(text[:i] + rng.choice("{}()[]<>;,#*&:\"'/\\=") + text[i:])
+    return out
+
+
+def test_damaged_samples_never_crash():
+    """Truncated / cut / corrupted versions of every sample parse or give a diagnostic that
+    is not an internal error (XP1199)."""
+    import random
+
+    from _frontend_samples import SAMPLES, sample_paths
+
+    rng = random.Random(20240611)
+    platform_of = {"cu": "cuda", "hip": "hip", "mlu": "bang", "cpp": "vnni"}
+    for path in sample_paths():
+        platform = platform_of[path.suffix[1:]]
+        for variant in _mutations(path.read_text(), rng):
+            try:
+                parse_source(variant, platform, path=str(path.relative_to(SAMPLES)))
+            except SourceError as err:
+                assert err.diagnostics and err.diagnostics[0].code != "XP1199", err.render()
