@@ -30,7 +30,7 @@ typedef unsigned long long lanemask_t;
 constexpr int kWarp = XP_WARP_SIZE;
 static_assert(kWarp == 32 || kWarp == 64, "warp size must be 32 or 64");
 
-enum ThreadState : unsigned char { TS_READY, TS_BARRIER, TS_WARP, TS_DONE };
+enum ThreadState : unsigned char { TS_NEW, TS_READY, TS_BARRIER, TS_WARP, TS_DONE };
 
 struct WarpGroup;
 typedef void (*Resolver)(WarpGroup &);
@@ -50,6 +50,7 @@ struct ThreadRec {
   int warp, lane;
   unsigned char st;
   int bar_pred, bar_count, bar_total;
+  int stack_idx;
 };
 
 struct WarpRec {
@@ -78,6 +79,9 @@ struct BlockState {
   int n = 0, done = 0, at_barrier = 0, bar_count = 0;
   int cur = 0;
   void *sched_sp = nullptr;
+  // Fiber stacks are handed out when a thread starts and returned when it exits, so threads that
+  // never block run one after another on the same (cache-hot) stack.
+  std::vector<int> free_stacks;
 };
 
 inline LaunchState &launch_state() { static LaunchState s; return s; }
@@ -202,6 +206,7 @@ inline void syncwarp_resolve(WarpGroup &) {}
   for (auto &g : w.groups)
     if (g.used && group_complete(g, w)) resolve_group(g);
   if (b.at_barrier > 0 && b.at_barrier + b.done == b.n) release_barrier();
+  b.free_stacks.push_back(t.stack_idx);  // reused only after the switch below completes
   xp_ctx_switch(&t.fib.sp, b.sched_sp);
   __builtin_unreachable();
 }
@@ -236,11 +241,10 @@ inline void run_block() {
     w.live = w.exists;
     for (auto &g : w.groups) g.used = false;
   }
-  for (int i = 0; i < n; ++i) {
-    ThreadRec &t = b.th[i];
-    t.fib.prepare(thread_main, nullptr);
-    t.st = TS_READY;
-  }
+  for (int i = 0; i < n; ++i) b.th[i].st = TS_NEW;
+  b.free_stacks.clear();
+  for (int i = n - 1; i >= 0; --i) b.free_stacks.push_back(i);
+  const size_t ss = fiber_stack_bytes();
   b.done = 0;
   b.at_barrier = 0;
   b.bar_count = 0;
@@ -248,7 +252,18 @@ inline void run_block() {
     bool ran = false;
     for (int i = 0; i < n; ++i) {
       ThreadRec &t = b.th[i];
-      if (t.st != TS_READY) continue;
+      if (t.st == TS_NEW) {
+        int si = b.free_stacks.back();
+        b.free_stacks.pop_back();
+        t.stack_idx = si;
+        t.fib.stack = fiber_stack((size_t)si, ss);
+        // stagger the stack tops (cache colouring): identical page offsets would make the hot
+        // stack lines of all fibers collide in the same cache sets
+        t.fib.stack_size = ss - (size_t)(si % 61) * 192;
+        t.fib.prepare(thread_main, nullptr);
+      } else if (t.st != TS_READY) {
+        continue;
+      }
       b.cur = i;
       g_tid = t.tid;
       xp_ctx_switch(&b.sched_sp, t.fib.sp);
@@ -377,13 +392,8 @@ inline int launch_erased(const char *name, dim3 grid, dim3 block, size_t shmem, 
     b.warps[w].exists = lanes == 64 ? ~0ull : ((1ull << lanes) - 1);
   }
   b.warps.resize(nwarps);
-  size_t ss = fiber_stack_bytes();
   for (int i = 0; i < b.n; ++i) {
     ThreadRec &t = b.th[i];
-    t.fib.stack = fiber_stack((size_t)i, ss);
-    // stagger the stack tops (cache colouring): identical page offsets would make every fiber's
-    // hot stack lines collide in the same cache sets
-    t.fib.stack_size = ss - (size_t)(i % 61) * 192;
     t.tid = uint3{(unsigned)(i % block.x), (unsigned)((i / block.x) % block.y), (unsigned)(i / (block.x * block.y))};
     t.warp = i / kWarp;
     t.lane = i % kWarp;

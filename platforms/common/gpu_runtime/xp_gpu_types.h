@@ -14,7 +14,7 @@
 #define __host__
 #define __constant__
 #define __managed__
-#define __forceinline__ inline __attribute__((always_inline))
+#define __forceinline__   // (no `inline`: CUDA code also writes `inline __forceinline__`)
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
