@@ -230,9 +230,13 @@ class Analysis:
         """(kernel name, config nodes, arg nodes) for launch-like timeline events."""
         if ev[0] == "launch" and isinstance(ev[1], c_ast.ID):
             return ev[1].name, ev[2], ev[3]
-        if ev[0] == "call" and ev[1] in self.dialect.launch_functions and len(ev[2]) >= 5 and \
-                isinstance(ev[2][0], c_ast.ID):
-            return ev[2][0].name, ev[2][1:5], ev[2][5:]
+        if ev[0] == "call" and ev[1] in self.dialect.launch_functions and len(ev[2]) >= 5:
+            kernel = ev[2][0]
+            if isinstance(kernel, c_ast.FuncCall) and kernel.args is not None and \
+                    len(kernel.args.exprs) == 1:          # HIP_KERNEL_NAME(k)
+                kernel = kernel.args.exprs[0]
+            if isinstance(kernel, c_ast.ID):
+                return kernel.name, ev[2][1:5], ev[2][5:]
         return None
 
     def host_roles(self, fd: c_ast.FuncDef) -> tuple[dict[str, str], dict[str, str]]:

@@ -10,7 +10,7 @@ normalised form must be printed back as the original construct:
 - ``Typedef`` named in ``facts['using_aliases']`` -> ``using T = U;``
 - ``AttributeSpecifier`` of namespace ``gnu`` -> ``__attribute__((...))``
 - ``PtrDecl`` qualified ``__xp_ref`` -> ``&``
-- ``Alignas`` -> ``alignas(...)`` (C++ spelling)
+- ``Alignas`` -> ``alignas(...)`` (C++ spelling); ``TernaryOp`` without needless parentheses
 - ``Decl.funcspec`` entries ``__launch_bounds__(...)`` are printed after the return type
 
 ``emit(program)`` prints the preamble (includes, defines, ``using namespace``) then the AST.
@@ -117,6 +117,10 @@ class XGenerator(CGenerator):
         target = self._generate_type(c_ast.Typename(None, [], None, inner),
                                      emit_declname=False).strip()
         return f"using {n.name} = {target}{attrs}"
+
+    def visit_TernaryOp(self, n: c_ast.TernaryOp) -> str:
+        parts = [self._parenthesize_unless_simple(x) for x in (n.cond, n.iftrue, n.iffalse)]
+        return f"{parts[0]} ? {parts[1]} : {parts[2]}"
 
     def visit_Alignas(self, n: c_ast.Alignas) -> str:
         return f"alignas({self._visit_expr(n.alignment)})"

@@ -409,3 +409,38 @@ def test_parse_is_fast():
     for _ in range(5):
         parse_source(text, "cuda", path="t.cu")
     assert (time.perf_counter() - start) / 5 < 0.2
+
+
+def test_cxx_literals_and_hip_kernel_name():
+    src = """#include <hip/hip_runtime.h>
+__global__ void k(bool* flags, float* out, int n) {
+  bool on = true;
+  float* none = nullptr;
+  if (threadIdx.x < n) flags[threadIdx.x] = on && none == nullptr ? false : true;
+  out[0] = 1.0f;
+}
+extern "C" void run(bool* flags, float* out, int n) {
+  bool* d_f; float* d_o;
+  hipMalloc((void**)&d_f, n * sizeof(bool));
+  hipMalloc((void**)&d_o, sizeof(float));
+  hipLaunchKernelGGL(HIP_KERNEL_NAME(k), dim3(1), dim3(n), 0, 0, d_f, d_o, n);
+  hipMemcpy(flags, d_f, n * sizeof(bool), hipMemcpyDeviceToHost);
+  hipMemcpy(out, d_o, sizeof(float), hipMemcpyDeviceToHost);
+}
+"""
+    program = parse_source(src, "hip", path="lit.hip")
+    assert [(p.name, p.dtype, p.role, p.size) for p in program.params] == [
+        ("flags", "bool", "output", "n"), ("out", "float32", "output", "1"),
+        ("n", "int32", "scalar", None)]
+    assert [(l.kernel, l.grid, l.block) for l in program.launches] == [
+        ("k", ("1", "1", "1"), ("n", "1", "1"))]
+    consts = [c for c in find(program.ast, c_ast.Constant) if c.type in ("bool", "nullptr_t")]
+    assert [c.value for c in consts] == ["true", "nullptr", "nullptr", "false", "true"]
+
+
+def test_program_is_picklable():
+    import pickle
+
+    program = parse_sample("cuda/gemm_wmma.cu")
+    again = pickle.loads(pickle.dumps(program))
+    assert again.summary() == program.summary()
