@@ -240,7 +240,7 @@ def rewrite_source(text: str, platform: str) -> tuple[str, list]:
         if not in_func:
             continue  # file scope: the __shared__ macro makes it a static object
         st = re.search(r"\bstatic\s*$", before)
-        edits.append((m.start(), m.end(), "" if st else "static"))
+        edits.append((m.start(), m.end(), "XP_SHARED_ALIGN" if st else "static XP_SHARED_ALIGN"))
         names = _declarator_names(text[m.end():end])
         reg = "".join(f" ::xp::gpu::shared_var((void*)&{n}, sizeof({n}));" for n in names)
         edits.append((end + 1, end + 1, reg))

@@ -4,6 +4,8 @@ test, checked against numpy / the documented rules. Only three translation units
 from __future__ import annotations
 
 import ctypes
+import importlib
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -140,6 +142,21 @@ extern "C" void dyn_reverse_host(float* h, int blocks, int n) {
   dyn_reverse<<<blocks, n, n * sizeof(float)>>>(d, n);
   cudaMemcpy(h, d, blocks * n * sizeof(float), cudaMemcpyDeviceToHost);
   cudaFree(d);
+}
+
+__constant__ float coef[4];
+__global__ void poly(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = coef[0] + x[i] * (coef[1] + x[i] * (coef[2] + x[i] * coef[3]));
+}
+extern "C" void poly_host(const float* c, const float* x, float* y, int n) {
+  float *dx, *dy;
+  cudaMemcpyToSymbol(coef, c, 4 * sizeof(float));
+  cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  poly<<<(n + 63) / 64, 64>>>(dx, dy, n);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx); cudaFree(dy);
 }
 
 __global__ void big_static_shared(float* out) {
@@ -318,6 +335,41 @@ def test_strict_threads_per_block(feat):
     assert r.rc == 0 and "__XPILER_WARNING__" in r.stderr and (r.arrays[2] == 2).all()
 
 
+def test_constant_memory_and_symbol_copy(feat):
+    c = np.array([1, -2, 0.5, 0.25], np.float32)
+    x = np.linspace(-2, 2, 300).astype(np.float32)
+    y = np.zeros_like(x)
+    *_, y = _ok(H.call(feat, "poly_host", [c, x, y, I(300)]))
+    np.testing.assert_allclose(y, c[0] + x * (c[1] + x * (c[2] + x * c[3])), rtol=1e-6)
+
+
+def test_strict_block_and_grid_dimension_limits(feat):
+    a = np.ones(65, np.float32)
+    r = H.call(feat, "add", [a, a.copy(), np.zeros(65, np.float32), I(65)], launch=((1, 1, 1), (1, 1, 65)), strict=True)
+    assert r.rc == 42 and "block dimensions 1x1x65" in r.error()["message"]
+    r = H.call(feat, "add", [a, a.copy(), np.zeros(65, np.float32), I(0)], launch=((1, 65536, 1), (1, 1, 1)), strict=True)
+    assert r.rc == 42 and "grid dimensions" in r.error()["message"]
+
+
+def test_compile_errors_point_at_user_lines(tmp_path):
+    emu = importlib.import_module("platforms.cuda.emulate")
+    unit = H.prepare("cuda", "#include <cuda_runtime.h>\n\n__global__ void k(float* a) {\n  a[0] = undefined_name;\n}\n",
+                     path="user_kernel.cu")
+    src = tmp_path / "u.cpp"
+    src.write_text(unit)
+    proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *[f"-I{d}" for d in emu.INCLUDE_DIRS], str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "user_kernel.cu:4:" in proc.stderr
+
+
+def test_intrinsic_tomls_name_runtime_functions():
+    text = "".join(p.read_text() for d in ("platforms/common/gpu_runtime", "platforms/cuda/runtime")
+                   for p in (ROOT / d).glob("*.h"))
+    for toml in (ROOT / "platforms/cuda/intrinsics").glob("*.toml"):
+        for it in tomllib.loads(toml.read_text()).get("intrinsic", []):
+            assert it["name"].split("::")[-1] in text, (toml.name, it["name"])
+
+
 def test_strict_launch_bounds(feat):
     x = np.zeros(512, np.float32)
     r = H.call(feat, "block_sum", [x, np.zeros(1, np.float32), I(512)], launch=((1, 1, 1), (512, 1, 1)), strict=True)
@@ -402,6 +454,38 @@ __global__ void wmma_misaligned(const half* A, float* C) {
   wmma::store_matrix_sync(C, acc, 16, wmma::mem_row_major);
 }
 
+// TVM-generated style: fragment arrays, shared staging, fully qualified nvcuda::wmma, ldm 24
+extern "C" __global__ void __launch_bounds__(32) default_function_kernel(half* __restrict__ A, half* __restrict__ B, float* __restrict__ compute) {
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> compute_wmma_accumulator[2];
+  __shared__ half A_shared[384];
+  __shared__ half B_shared[768];
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, nvcuda::wmma::row_major> A_shared_wmma_matrix_a[1];
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda::wmma::row_major> B_shared_wmma_matrix_b[2];
+  for (int j_c_init = 0; j_c_init < 2; ++j_c_init) {
+    nvcuda::wmma::fill_fragment(compute_wmma_accumulator[j_c_init], 0.000000e+00f);
+  }
+  for (int k_outer = 0; k_outer < 2; ++k_outer) {
+    __syncthreads();
+    for (int ax0_ax1_fused_outer = 0; ax0_ax1_fused_outer < 8; ++ax0_ax1_fused_outer) {
+      A_shared[(((ax0_ax1_fused_outer * 2) + (((int)threadIdx.x) >> 4)) * 24) + (((int)threadIdx.x) & 15)] = A[((((((int)blockIdx.x) * 512) + (ax0_ax1_fused_outer * 64)) + ((((int)threadIdx.x) >> 4) * 32)) + (k_outer * 16)) + (((int)threadIdx.x) & 15)];
+    }
+    for (int ax0_ax1_fused_outer_1 = 0; ax0_ax1_fused_outer_1 < 16; ++ax0_ax1_fused_outer_1) {
+      B_shared[((ax0_ax1_fused_outer_1 * 48) + ((((int)threadIdx.x) >> 5) * 48)) + ((int)threadIdx.x)] = B[(((k_outer * 512) + (ax0_ax1_fused_outer_1 * 32)) + ((int)threadIdx.x))];
+    }
+    __syncthreads();
+    nvcuda::wmma::load_matrix_sync(A_shared_wmma_matrix_a[0], (&(A_shared[0])), 24);
+    for (int ax1_outer = 0; ax1_outer < 2; ++ax1_outer) {
+      nvcuda::wmma::load_matrix_sync(B_shared_wmma_matrix_b[ax1_outer], (&(B_shared[(ax1_outer * 16)])), 48);
+    }
+    for (int j_c = 0; j_c < 2; ++j_c) {
+      nvcuda::wmma::mma_sync(compute_wmma_accumulator[j_c], A_shared_wmma_matrix_a[0], B_shared_wmma_matrix_b[j_c], compute_wmma_accumulator[j_c]);
+    }
+  }
+  for (int j_inner = 0; j_inner < 2; ++j_inner) {
+    nvcuda::wmma::store_matrix_sync((&(compute[((((int)blockIdx.x) * 512) + (j_inner * 16))])), compute_wmma_accumulator[j_inner], 32, nvcuda::wmma::mem_row_major);
+  }
+}
+
 extern "C" void gemm_host(const half* A, const half* B, float* C, int M, int N, int K) {
   half *dA, *dB; float* dC;
   cudaMalloc(&dA, M * K * sizeof(half)); cudaMalloc(&dB, K * N * sizeof(half)); cudaMalloc(&dC, M * N * sizeof(float));
@@ -445,6 +529,15 @@ def test_wmma_half_accumulator_col_major_store(wmma):
     *_, C = _ok(H.call(wmma, "wmma_half_acc", [A, B, C], launch=((1, 1, 1), (32, 1, 1))))
     ref = (A.astype(np.float32) @ B.astype(np.float32) + 1.0).astype(np.float16)
     np.testing.assert_allclose(C.T.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+def test_wmma_tvm_generated_style(wmma):
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((32, 32)).astype(np.float16)
+    B = rng.standard_normal((32, 32)).astype(np.float16)
+    C = np.zeros((32, 32), np.float32)
+    *_, C = _ok(H.call(wmma, "default_function_kernel", [A, B, C], launch=((2, 1, 1), (32, 1, 1)), strict=True))
+    np.testing.assert_allclose(C, A.astype(np.float64) @ B.astype(np.float64), rtol=1e-4, atol=1e-4)
 
 
 def test_wmma_lane_map_matches_toml(wmma):

@@ -20,8 +20,10 @@
 #define __launch_bounds__(...)
 #define __grid_constant__
 // `__shared__` outside what prepare() rewrites (e.g. in headers it did not see): a static
-// object, shared by all fibers of a block (blocks run one after another).
-#define __shared__ static
+// object, shared by all fibers of a block (blocks run one after another). Aligned like the
+// hardware's shared-memory allocations in practice (wmma tiles need 32 bytes).
+#define XP_SHARED_ALIGN __attribute__((aligned(128)))
+#define __shared__ static XP_SHARED_ALIGN
 #ifndef __CUDACC_RTC__
 #define __CUDACC_RTC_UNUSED__
 #endif
