@@ -3,7 +3,8 @@
 API used by ``xpiler/run.py``:
 
 ``prepare(source, path, *, strict, profile) -> str``
-    The translation unit: profile macros (``__BANG_ARCH__``, ``XPB_ARCH_GROUP``,
+    The translation unit (identical for strict and lenient runs: strictness is the runtime
+    option ``xp_options_t.strict`` set by ``__xp_configure``): profile macros (``__BANG_ARCH__``, ``XPB_ARCH_GROUP``,
     ``__MLU_NRAM_SIZE__`` ...), ``#include "xp_bang.h"``, ``#line 1 "<path>"`` and the user's source
     rewritten line-preservingly, then one ``extern "C" void __xp_kernel_<name>(const xp_launch_t*,
     void**)`` stub per ``__mlu_global__``/``__mlu_entry__`` kernel (launch with ``cfg->dim`` and
@@ -308,6 +309,56 @@ def uses_mpu(source: str) -> bool:
     return bool(_MPU_RE.search(_mask(source)))
 
 
+def _body_span(masked: str, start: int) -> tuple[int, int] | None:
+    """Span of the {...} body of the function whose declaration starts at ``start``."""
+    i = start
+    depth = 0
+    while i < len(masked):  # skip the parameter list
+        if masked[i] == "(":
+            depth += 1
+        elif masked[i] == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        i += 1
+    j = i + 1
+    while j < len(masked) and masked[j] not in "{;":
+        j += 1
+    if j >= len(masked) or masked[j] == ";":
+        return None
+    depth, k = 0, j
+    while k < len(masked):
+        if masked[k] == "{":
+            depth += 1
+        elif masked[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return j, k + 1
+        k += 1
+    return None
+
+
+def mpu_kernels(source: str) -> list[str]:
+    """Kernels that run an MPU participant: their body tests ``coreId == 0x80`` / ``__is_mpu()``
+    (or such a test appears outside every kernel body, e.g. in a helper: then all kernels)."""
+    masked = _mask(source, directives=True)
+    spans, hits = {}, []
+    for rx in _KERNEL_RES:
+        for m in rx.finditer(masked):
+            span = _body_span(masked, m.end() - 1)
+            if span:
+                spans[m.group(1)] = span
+    outside = False
+    for m in _MPU_RE.finditer(masked):
+        owner = [k for k, (a, b) in spans.items() if a <= m.start() < b]
+        if owner:
+            hits += owner
+        else:
+            outside = True
+    names = kernel_names(source)
+    return names if outside else [n for n in names if n in hits]
+
+
 def _c_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
@@ -326,13 +377,13 @@ def prepare(source: str, path: str, *, strict: bool, profile: dict) -> str:
         f"#define __MLU_WRAM_SIZE__ {int(prof.get('wram_bytes', 1048576)) // 1024}",
         f"#define __MLU_SRAM_SIZE__ {int(prof.get('sram_bytes', 4194304)) // 1024}",
         f"#define XPB_HAS_SRAM_ARCH {has_sram}",
-        f"#define XPB_USES_MPU {int(uses_mpu(source))}",
-        f"#define XPB_STRICT_BUILD {int(bool(strict))}",
         '#include "xp_bang.h"',
         f'#line 1 "{_c_string(path)}"',
     ]
     body = _rewrite_launches(_rewrite_spaces(source))
     stubs = ['', '#line 1 "<xpiler-bang-launchers>"']
+    for name in mpu_kernels(source):
+        stubs.append(f"static const bool xpb_mpu_{name} = xpb::register_mpu_kernel((const void *)&{name});")
     for name in kernel_names(source):
         stubs.append(f'XP_EXPORT void __xp_kernel_{name}(const xp_launch_t *cfg, void **args) '
                      f'{{ xpb::run_stub({name}, "{name}", cfg, args); }}')

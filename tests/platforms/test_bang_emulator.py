@@ -173,24 +173,26 @@ __mlu_global__ void staged(float *out, const float *in) {
   __bang_mul_scalar(a, a, (float)(coreId + 1), 64);
   __memcpy(out + taskId * 64, a, sizeof(a), NRAM2GDRAM);
 }
+// no MPU test here: this kernel runs on the 16 MLU cores only
+__mlu_global__ void plain(float *out) { out[taskId] += 1; }
 """
 
 REMOTE = r"""
 #include <bang.h>
-__mlu_shared__ float s[32];
+__mlu_shared__ float rs[32];
 // UNION2: cluster 0 writes into cluster 1's SRAM with id_dst_cluster; split barrier orders it
 __mlu_global__ void remote(float *out, const float *in) {
   __nram__ float a[32];
   if (clusterId == 0 && coreId == 0) {
     __memcpy(a, in, sizeof(a), GDRAM2NRAM);
-    __memcpy(s, a, sizeof(a), NRAM2SRAM);
-    __memcpy(s, s, sizeof(a), SRAM2SRAM, 1);
+    __memcpy(rs, a, sizeof(a), NRAM2SRAM);
+    __memcpy(rs, rs, sizeof(a), SRAM2SRAM, 1);
     __sync_all_arrive(7, 2);
     __sync_all_arrive(7, 2);
   }
   if (clusterId == 1 && coreId == 3) {
     __sync_all_wait(7, 2);
-    __memcpy(a, s, sizeof(a), SRAM2NRAM);
+    __memcpy(a, rs, sizeof(a), SRAM2NRAM);
     __memcpy(out, a, sizeof(a), NRAM2GDRAM);
   }
 }
@@ -252,16 +254,19 @@ __mlu_global__ void early_return(float *out) {
 """
 
 
+SYNCED = SRAM_REDUCE.replace("SYNC_CLUSTER", "__sync_cluster()").replace("SYNC_ALL", "__sync_all()")
+UNSYNCED = SRAM_REDUCE.replace("SYNC_CLUSTER", "").replace("SYNC_ALL", "")
+
+
 @pytest.fixture(scope="module")
 def libs():
-    items = [(VADD, "vadd.mlu"), (HOST, "host.mlu"), (SRAM_REDUCE.replace("SYNC_CLUSTER", "__sync_cluster()")
-             .replace("SYNC_ALL", "__sync_all()"), "sram.mlu"), (BUILTINS, "ids.mlu"), (MEMCPY, "memcpy.mlu"),
-             (MPU, "mpu.mlu"), (REMOTE, "remote.mlu"), (REDUCE_SUM, "rsum.mlu"), (VIOLATIONS, "bad.mlu"),
-             (SRAM_REDUCE.replace("SYNC_CLUSTER", "").replace("SYNC_ALL", ""), "nosync.mlu")]
-    sos = H.build_many(items)
-    d = dict(zip([p[:-4] for _, p in items], sos))
-    d["rsum290"] = H.build(REDUCE_SUM, "rsum.mlu", profile=P290)
-    d["bad290"] = H.build(VIOLATIONS, "bad.mlu", profile=P290)
+    # few translation units (compiles dominate a cold run): one for the default profile, one
+    # without barriers, one for mtp_290 (2xx rules)
+    main = "\n".join([VADD, HOST, SYNCED, BUILTINS, MEMCPY, MPU, REMOTE, REDUCE_SUM, VIOLATIONS, GEMM])
+    so_main, so_nosync = H.build_many([(main, "emulator_tests.mlu"), (UNSYNCED, "nosync.mlu")])
+    so290 = H.build("\n".join([REDUCE_SUM, VIOLATIONS]), "emulator_tests_290.mlu", profile=P290)
+    d = {k: so_main for k in ("vadd", "host", "sram", "ids", "memcpy", "mpu", "remote", "rsum", "bad", "gemm")}
+    d.update(nosync=so_nosync, rsum290=so290, bad290=so290)
     return d
 
 
@@ -397,6 +402,13 @@ def test_mpu_stages_sram_for_its_cluster(libs):
         np.testing.assert_array_equal(o[t], x.reshape(4, 64)[t // 4] * np.float32(t % 4 + 1))
 
 
+def test_mpu_only_for_kernels_that_test_for_it(libs):
+    assert emulate.mpu_kernels(MPU) == ["staged"]
+    out = np.zeros(16, np.float32)
+    r = H.run(libs["mpu"], [H.Kernel("plain", [out], dim=(16, 1, 1), ktype=UNION4)], strict=True).ok()
+    np.testing.assert_array_equal(r.outputs[0][0], np.ones(16, np.float32))
+
+
 def test_sram2sram_to_another_cluster_and_split_barrier(libs):
     x = rnd(32)
     out = np.zeros(32, np.float32)
@@ -493,25 +505,25 @@ def test_early_return_before_sync_all(libs):
 # ------------------------------------------------------------------------------ performance
 GEMM = r"""
 #include <bang.h>
-#define M 512
-#define K 512
-#define N 512
-#define ROWS (M / 16)
+#define GM 512
+#define GK 512
+#define GN 512
+#define ROWS (GM / 16)
 // C = A x B, half inputs, float output; B is given column-major (N rows of K) in GDRAM.
 __mlu_global__ void gemm(float *C, const half *A, const half *B) {
-  __nram__ half a[ROWS * K];
-  __wram__ half b[K * N];
-  __nram__ float c[ROWS * N];
-  __memcpy(a, A + taskId * ROWS * K, sizeof(a), GDRAM2NRAM);
+  __nram__ half a[ROWS * GK];
+  __wram__ half b[GK * GN];
+  __nram__ float c[ROWS * GN];
+  __memcpy(a, A + taskId * ROWS * GK, sizeof(a), GDRAM2NRAM);
   __memcpy(b, B, sizeof(b), GDRAM2WRAM);
-  __bang_matmul(c, a, b, ROWS, K, N);
-  __memcpy(C + taskId * ROWS * N, c, sizeof(c), NRAM2GDRAM);
+  __bang_matmul(c, a, b, ROWS, GK, GN);
+  __memcpy(C + taskId * ROWS * GN, c, sizeof(c), NRAM2GDRAM);
 }
 """
 
 
-def test_gemm_512_across_16_tasks():
-    so = H.build(GEMM, "gemm_512_512_512.mlu", strict=True)
+def test_gemm_512_across_16_tasks(libs):
+    so = libs["gemm"]
     rng = np.random.default_rng(0)
     A = rng.uniform(-1, 1, (512, 512)).astype(np.float16)
     B = rng.uniform(-1, 1, (512, 512)).astype(np.float16)

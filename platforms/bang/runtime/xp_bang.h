@@ -57,9 +57,6 @@
 #ifndef XPB_HAS_SRAM_ARCH       // 0 on tp_* parts (BG Table 3.2)
 #define XPB_HAS_SRAM_ARCH 1
 #endif
-#ifndef XPB_USES_MPU            // prepare(): 1 when the source tests coreId == 0x80 / __is_mpu()
-#define XPB_USES_MPU 0
-#endif
 #define __BANG__ 1
 #define __MLU_H__ 1
 
@@ -71,6 +68,7 @@
 #define __mlu_host__
 #define __mlu_const__
 #define __mlu_builtin__ inline
+#define __bang_printf printf
 // prepare() rewrites declarations carrying these; any left (e.g. on a pointer) mean nothing.
 #define __nram__
 #define __wram__
@@ -173,10 +171,7 @@ inline half f2h(float f, Round m) {
   half h = (half)f;  // RNE
   double v = f, hv = (double)(float)h;
   if (v != v || hv == v) return h;
-  half lo, hi;
-  if (hv < v) { lo = h; hi = (half)std::nextafter((float)h, INFINITY); }
-  else { hi = h; lo = (half)std::nextafter((float)h, -INFINITY); }
-  // nextafter in float does not step a half; do it on the bit pattern instead
+  // the two halves bracketing v: h and its neighbour on v's side (stepped on the bit pattern)
   auto step = [](half x, bool up) -> half {
     uint16_t b; memcpy(&b, &x, 2);
     bool neg = b & 0x8000;
@@ -185,6 +180,7 @@ inline half f2h(float f, Round m) {
     else b = (uint16_t)(b - 1);
     half r; memcpy(&r, &b, 2); return r;
   };
+  half lo = h, hi = h;
   if (hv < v) hi = step(h, true); else lo = step(h, false);
   double lv = (double)(float)lo, uv = (double)(float)hi;
   if (std::isinf(lv) && lv > 0) lv = 65504.0, lo = (half)65504.0f;      // lo never +inf
@@ -379,6 +375,7 @@ inline void check_capacity(int sp) {
 }
 
 inline void fill_slots(int sp, size_t off, size_t len, int value) {
+  if (!len) return;
   LaunchState &L = launch_state();
   int n = sp == XPB_SRAM ? L.cluster_slots : L.core_slots;
   for (int slot = 0; slot < n; ++slot) memset(slot_view(sp, slot) + off, value, len);
@@ -577,7 +574,16 @@ inline void run_group() {
 }
 
 // Launch `body` once per task. ktype = cores of the function type (1 BLOCK, 4 UNION1, 8 UNION2 ...).
-inline void launch(const char *name, unsigned dx, unsigned dy, unsigned dz, int ktype, const std::function<void()> &body) {
+// Kernels that test coreId == 0x80 / __is_mpu() (prepare() registers them at load time).
+inline std::vector<const void *> &mpu_kernels() { static std::vector<const void *> v; return v; }
+inline bool register_mpu_kernel(const void *k) { mpu_kernels().push_back(k); return true; }
+inline bool uses_mpu(const void *k) {
+  for (const void *p : mpu_kernels()) if (p == k) return true;
+  return false;
+}
+
+inline void launch(const char *name, unsigned dx, unsigned dy, unsigned dz, int ktype, const std::function<void()> &body,
+                   bool with_mpu = false) {
   xp::install_handlers();
   Sched &S = sched();
   if (S.body) xp::fail(xp::FAIL_RUNTIME, "kernel %s launched from inside a kernel", name);
@@ -627,7 +633,7 @@ inline void launch(const char *name, unsigned dx, unsigned dy, unsigned dz, int 
       t.cluster_slot = block ? 0 : (int)(k / 4);
       S.tasks.push_back(t);
     }
-    if (!block && XPB_USES_MPU) {  // (design choice) MPU only when the kernel tests for it
+    if (!block && with_mpu) {  // (design choice) MPU only when the kernel tests for it
       for (int c = 0; c < n && (unsigned long long)(4 * c) < cnt; ++c) {
         Task t = S.tasks[(size_t)(4 * c)];  // the MPU sees the ids of its cluster's first task
         t.mpu = true;
@@ -660,7 +666,7 @@ struct Launcher {
     std::tuple<std::decay_t<P>...> args(std::forward<A>(a)...);
     auto kk = k;
     std::function<void()> body = [&]() { std::tuple<std::decay_t<P>...> copy = args; std::apply(kk, copy); };
-    launch(name, d[0], d[1], d[2], ktype, body);
+    launch(name, d[0], d[1], d[2], ktype, body, uses_mpu((const void *)k));
   }
 };
 }  // namespace xpb
@@ -856,7 +862,7 @@ inline Launcher<P...> make_launch(void (*k)(P...), const char *name, cnrtDim3_t 
 template <class... P>
 inline void run_stub(void (*k)(P...), const char *name, const xp_launch_t *cfg, void **args) {
   std::function<void()> body = [&]() { xp::call_with_args(k, args); };
-  launch(name, cfg->dim[0], cfg->dim[1], cfg->dim[2], cfg->ktype, body);
+  launch(name, cfg->dim[0], cfg->dim[1], cfg->dim[2], cfg->ktype, body, uses_mpu((const void *)k));
 }
 }  // namespace xpb
 
