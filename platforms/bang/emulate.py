@@ -23,8 +23,9 @@ Source rewrites done here (everything else is plain C++ in the runtime headers):
   inside functions; qualifier before or after the type) becomes
   ``static T (&a)[N] = *(T(*)[N])xpb::site(XPB_NRAM, sizeof(T[N]), alignof(T));``: a fixed offset
   in the space's window, which always shows the running core's (cluster's) arena. ``sizeof(a)``
-  and array semantics are kept. Declarations with an initializer or of pointers keep their
-  original form (qualifier dropped) and a comment says so.
+  and array semantics are kept. An initializer is kept in a ``static const`` twin and copied into
+  every core's (cluster's) arena at each launch (``xpb::site_init``). Pointer and ``extern``
+  declarations keep their original form (qualifier dropped) and a comment says so.
 * ``k<<<dim, ktype[, queue]>>>(args)`` becomes ``xpb::make_launch(k, "k", dim, ktype[, queue])(args)``;
   the launch runs synchronously.
 """
@@ -181,7 +182,7 @@ _DECL_RE = re.compile(
     r"^(?P<type>(?:(?:unsigned|signed|long|short|struct|enum|union|const|volatile)\s+)*"
     r"[A-Za-z_][\w:]*(?:\s*<[^;]*?>)?(?:\s+(?:const|volatile|int|long|char|short|double))*)"
     r"\s+(?P<decls>[^\s].*)$", re.S)
-_DECLARATOR_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
+_DECLARATOR_RE = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)(?:=\s*(?P<init>.+))?$", re.S)
 
 
 def _rewrite_declaration(stmt: str, qual: str) -> str | None:
@@ -189,6 +190,21 @@ def _rewrite_declaration(stmt: str, qual: str) -> str | None:
     body = _QUAL_RE.sub(" ", stmt).strip()
     assert body.endswith(";")
     body = body[:-1].strip()
+    align = None
+    while True:  # __attribute__((aligned(N))) anywhere in the declaration
+        m = re.search(r"__attribute__\s*\(\(", body)
+        if not m:
+            break
+        depth, k = 0, m.end() - 2
+        while k < len(body):
+            depth += {"(": 1, ")": -1}.get(body[k], 0)
+            k += 1
+            if depth == 0:
+                break
+        a = re.search(r"aligned\s*\(\s*([^()]+?)\s*\)", body[m.start():k])
+        if a:
+            align = a.group(1)
+        body = body[:m.start()] + " " + body[k:]
     words = body.split()
     specs = []
     while words and words[0] in _SPEC_WORDS:
@@ -207,12 +223,27 @@ def _rewrite_declaration(stmt: str, qual: str) -> str | None:
             return None  # pointer, initializer, function...: keep the original declaration
         name, dims = d.group("name"), re.sub(r"\s+", "", d.group("dims"))
         full = f"{'const ' if const else ''}{ctype}"
+        al = f"alignof({ctype})" if align is None else f"(size_t)({align})"
+        init = d.group("init")
+        if init is not None:  # initial value: copied into every core's arena at each launch
+            init = " ".join(init.split())
+            if "[]" in dims:
+                return None
+            out.append(f"static const {ctype} xpb_init_{name}{dims} = {init};")
+            ref = f"xpb_init_{name}" if dims else f"&xpb_init_{name}"
+            if dims:
+                out.append(f"static {full} (&{name}){dims} = *({full}(*){dims})"
+                           f"xpb::site_init({SPACE_OF[qual]}, sizeof({ctype}{dims}), {al}, {ref});")
+            else:
+                out.append(f"static {full} &{name} = *({full} *)"
+                           f"xpb::site_init({SPACE_OF[qual]}, sizeof({ctype}), {al}, {ref});")
+            continue
         if dims:
             out.append(f"static {full} (&{name}){dims} = *({full}(*){dims})"
-                       f"xpb::site({SPACE_OF[qual]}, sizeof({ctype}{dims}), alignof({ctype}));")
+                       f"xpb::site({SPACE_OF[qual]}, sizeof({ctype}{dims}), {al});")
         else:
             out.append(f"static {full} &{name} = *({full} *)"
-                       f"xpb::site({SPACE_OF[qual]}, sizeof({ctype}), alignof({ctype}));")
+                       f"xpb::site({SPACE_OF[qual]}, sizeof({ctype}), {al});")
     return " ".join(out)
 
 

@@ -122,6 +122,16 @@ __mlu_global__ void ids(int *out) {
   o[0] = taskId; o[1] = taskIdX; o[2] = taskIdY; o[3] = taskIdZ; o[4] = taskDim; o[5] = taskDimX;
   o[6] = taskDimY; o[7] = coreId; o[8] = clusterId; o[9] = coreDim; o[10] = clusterDim; o[11] = taskDimZ;
 }
+// initialised on-chip variables: every core gets its own initialised copy at each launch
+__nram__ float table[4] = {1.5f, 2.5f, 3.5f, 4.5f};
+__mlu_global__ void inits(float *out) {
+  __nram__ int bias = 10;
+  __nram__ float al[8] __attribute__((aligned(256)));
+  out[taskId * 2 + 0] = table[taskId % 4] + bias;
+  out[taskId * 2 + 1] = ((unsigned long)al % 256 == 0) ? 1 : 0;
+  for (int i = 0; i < 4; ++i) table[i] = -1;
+  bias = 0;
+}
 """
 
 MEMCPY = r"""
@@ -356,6 +366,16 @@ def test_builtin_variables(libs, dim, ktype):
             ncl = ktype // 4
             core, cluster, cdim, cldim = t % 4, t // 4 % ncl, 4, ncl
         assert list(o[t]) == [t, x, y, z, n, dim[0], dim[1], core, cluster, cdim, cldim, dim[2]], t
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_initialised_and_aligned_on_chip_variables(libs, strict):
+    out = np.zeros(8, np.float32)
+    calls = [H.Kernel("inits", [out], dim=(4, 1, 1), ktype=UNION1)] * 2  # twice: re-initialised per launch
+    r = H.run(libs["ids"], calls, strict=strict).ok()
+    for o in r.outputs:
+        np.testing.assert_array_equal(o[0].reshape(4, 2)[:, 0], [11.5, 12.5, 13.5, 14.5])
+        assert (o[0].reshape(4, 2)[:, 1] == 1).all()
 
 
 # ------------------------------------------------------------------------------ memcpy

@@ -398,6 +398,23 @@ inline void *site(int sp, size_t bytes, size_t align) {
   return s.window + off;
 }
 
+// Initial values of initialised declarations, copied into every active slot at launch start.
+struct SiteInit { int sp; size_t off, bytes; const void *data; };
+inline std::vector<SiteInit> &site_inits() { static std::vector<SiteInit> v; return v; }
+inline void apply_init(const SiteInit &si) {
+  LaunchState &L = launch_state();
+  int n = si.sp == XPB_SRAM ? L.cluster_slots : L.core_slots;
+  for (int slot = 0; slot < n; ++slot) memcpy(slot_view(si.sp, slot) + si.off, si.data, si.bytes);
+}
+inline void *site_init(int sp, size_t bytes, size_t align, const void *init) {
+  char *p = (char *)site(sp, bytes, align);
+  SiteInit si = {sp, (size_t)(p - spaces()[sp].window), bytes, init};
+  site_inits().push_back(si);
+  if (launch_state().active) apply_init(si);
+  else memcpy(p, init, bytes);
+  return p;
+}
+
 // Operand check of an intrinsic: space in `mask`, and [p, p+bytes) inside its arena.
 inline void operand(const char *fn, const char *name, const void *p, size_t bytes, unsigned mask) {
   size_t off = 0;
@@ -616,6 +633,7 @@ inline void launch(const char *name, unsigned dx, unsigned dy, unsigned dz, int 
     check_capacity(sp);
     if (o.strict) fill_slots(sp, 0, spaces()[sp].used, 0xFF);  // poison: uninitialised reads show up
   }
+  for (const SiteInit &si : site_inits()) apply_init(si);
   unsigned long long total = (unsigned long long)dx * dy * dz;
   unsigned long long gsize = block ? 1 : (unsigned long long)ktype;
   for (unsigned long long first = 0; first < total; first += gsize) {
