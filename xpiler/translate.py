@@ -14,8 +14,8 @@
    from the last verified program.
 5. The result is verified only if the final program is in the target dialect and passed.
 
-Plans available now: ``cuda <-> hip`` via ``api_map`` (structure preserving). The other
-directions are reported as not yet supported (exit 1), never as success.
+Plans live in ``PLANS`` (a pipeline string per direction); directions without a plan are
+reported as not yet supported (exit 1), never as success.
 """
 from __future__ import annotations
 
@@ -65,11 +65,32 @@ class TranslationReport:
                 "passes": [s.to_json() for s in self.steps], "target_summary": self.summary}
 
 
+# Plans: (source, target) -> pipeline string. Each step is a registered pass (passes/); every
+# step is verified on the virtual device. A direction missing here is reported as unsupported.
+PLANS: dict[tuple[str, str], str] = {
+    ("cuda", "hip"): "api_map{to=hip}",
+    ("hip", "cuda"): "api_map{to=cuda}",
+}
+# modules whose import registers the passes the plans name
+PASS_MODULES = ("passes.api_map",)
+
+
 def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
-    if {source_platform, target} == {"cuda", "hip"}:
-        return [("api_map", {"to": target})]
-    raise TranslationFailed(f"translation {source_platform} -> {target} is not implemented yet "
-                            "(available: cuda <-> hip)")
+    from passes.base import parse_pipeline
+
+    text = PLANS.get((source_platform, target))
+    if text is None:
+        have = ", ".join(f"{a} -> {b}" for a, b in PLANS)
+        raise TranslationFailed(f"translation {source_platform} -> {target} is not implemented yet "
+                                f"(available: {have})")
+    return parse_pipeline(text)
+
+
+def load_passes() -> None:
+    import importlib
+
+    for name in PASS_MODULES:
+        importlib.import_module(name)
 
 
 def _inputs(program, src: Path, specs: dict, config: str | None, seed: int):
@@ -107,13 +128,13 @@ def _copy(args):
 def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, config: str | None = None,
               seed: int = 0, entry: str | None = None, allow_unverified: bool = False,
               strict: bool = True, timeout: float = 60, progress=None) -> TranslationReport:
-    from passes import api_map  # noqa: F401  (registers the pass)
     from passes.base import PassRefused, format_pipeline, run_pass
     from .program import parse_file, parse_source
     from .run import run_kernel
     from .verify import compare_arrays
 
     t0 = time.perf_counter()
+    load_passes()
     target = platforms.canonical(to)
     src_path, out_path = Path(src), Path(out)
     if out_path.resolve() == src_path.resolve():
