@@ -73,6 +73,11 @@ class XGenerator(CGenerator):
         return f"{head}({self.visit(args) if args is not None else ''})"
 
     def _generate_decl(self, n: c_ast.Decl) -> str:
+        if n.align:                          # C++ wants alignas(...) before the specifiers
+            aligns = " ".join(self.visit(a) for a in n.align)
+            bare = c_ast.Decl(n.name, n.quals, [], n.storage, n.funcspec, n.type, n.init,
+                              n.bitsize, attributes=n.attributes, coord=n.coord)
+            return aligns + " " + self._generate_decl(bare)
         specs = list(n.funcspec or [])
         late = [s for s in specs if s.startswith("__launch_bounds__")]
         if late and isinstance(n.type, c_ast.FuncDecl):

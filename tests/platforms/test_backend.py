@@ -77,6 +77,8 @@ def test_round_trip(sample):
                              "relu_kernel<<<dim, cnrtFuncTypeBlock, q>>>(dx, dy, n);"]),
     ("vnni/gemv_vl.cpp", ["using float4_ = float __attribute__((__vector_size__(16)));",
                           "typedef int int4_ __attribute__((vector_size(16)));"]),
+    ("vnni/dot_dpwssd.cpp", ["alignas(64) static int16_t yq[32];", "std::max(-32768.0f,",
+                             "static_cast<int16_t>(q)", "reinterpret_cast<const void *>(xq)"]),
     ("vnni/conv1d_vnni.cpp", ["#pragma omp parallel for", "int32_t &dst",
                               "constexpr int TAPS = 8;", "uint8_t * __restrict__ x"]),
 ])

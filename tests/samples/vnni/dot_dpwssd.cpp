@@ -12,7 +12,7 @@ static inline int16_t quantize(float v, float inv_scale) {
 
 extern "C" void dot_kernel(const float* x, const float* y, float* out, int n) {
   alignas(64) int16_t xq[32];
-  alignas(64) int16_t yq[32];
+  alignas(64) static int16_t yq[32];
   __m512i acc = _mm512_setzero_si512();
   const float inv = 256.0f;
   for (int i = 0; i < n; i += 32) {
