@@ -108,11 +108,14 @@ inline void warn(const char *fmt, ...) {
   if (write(2, line, (size_t)n) < 0) {}
 }
 
-// Strict-mode rule check: in strict mode a violation stops the run, else it is a warning.
+// Strict-mode rule check: in strict mode a violation stops the run; in lenient mode it is a
+// warning, reported once per rule site.
 #define XP_RULE(cond, ...)                                                        \
   do {                                                                            \
     if (!(cond)) {                                                                \
       if (::xp::options().strict) ::xp::fail(::xp::FAIL_STRICT, __VA_ARGS__);     \
+      static bool xp_rule_warned_ = false;                                        \
+      if (!xp_rule_warned_) { xp_rule_warned_ = true; ::xp::warn(__VA_ARGS__); }  \
     }                                                                             \
   } while (0)
 
