@@ -196,8 +196,13 @@ class TokenRewriter:
         return tok.type in TYPE_KEYWORDS or tok.type == "TYPEID" or tok.value in self.types
 
     def _typedef_names(self) -> set[str]:
+        """Names the file declares as types: typedefs, and C++-style struct/enum tags."""
         names = set()
         for j, tok in enumerate(self.toks):
+            if tok.type in ("STRUCT", "UNION", "ENUM") and j + 2 < len(self.toks) and \
+                    self.toks[j + 1].type == "ID" and self.toks[j + 2].type == "LBRACE":
+                names.add(self.toks[j + 1].value)
+                self.parser_types.add(self.toks[j + 1].value)
             if tok.type != "TYPEDEF":
                 continue
             depth = 0

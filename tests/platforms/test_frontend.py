@@ -43,6 +43,9 @@ PARAMS = {
     "cuda/two_kernels.cu": ("copy_kernel", "kernel", [
         ("in", "pointer", "float32", "input", None), ("out", "pointer", "float32", "output", None),
         ("n", "scalar", "int32", "scalar", None)]),
+    "cuda/misc_constructs.cu": ("launch", "host", [
+        ("in", "pointer", "float32", "input", "n * 4"), ("out", "pointer", "float32", "output", "n"),
+        ("n", "scalar", "int32", "scalar", None)]),
     "hip/add_hip.hip": ("add_kernel", "host", [
         ("a", "pointer", "float32", "input", "n"), ("b", "pointer", "float32", "input", "n"),
         ("c", "pointer", "float32", "output", "n"), ("n", "scalar", "int32", "scalar", None)]),
@@ -118,6 +121,8 @@ LAUNCHES = {
     "cuda/scale_two_pass.cu": [
         ("scale_kernel", ("(n + 127) / 128", "1", "1"), ("128", "1", "1"), None, None),
         ("shift_kernel", ("(n + 127) / 128", "1", "1"), ("128", "1", "1"), None, None)],
+    "cuda/misc_constructs.cu": [("k", ("(n + 255) / 256", "1", "1"), ("256", "1", "1"), "0",
+                                 "s")],
     "hip/add_hip.hip": [("add_kernel_device", ("(n + 255) / 256", "1", "1"), ("256", "1", "1"),
                          "0", "0")],
     "hip/gemm_mfma_f32.hip": [("gemm_mfma_kernel", ("N / 16", "M / 16", "1"), ("16", "4", "1"),
@@ -139,6 +144,7 @@ BUFFERS = {
                             "row_sum_kernel")],
     "cuda/softmax_dyn.cu": [("row_buf", "shared", "float32", ("?",), None, "softmax_kernel"),
                             ("red", "shared", "float32", ("2",), 8, "softmax_kernel")],
+    "cuda/misc_constructs.cu": [("g_table", "gdram", "float32", ("WARP",), 128, None)],
     "cuda/layernorm_helpers.cu": [("c_eps", "constant", "float32", ("1",), 4, None)],
     "hip/transpose_hip.hip": [("tile", "shared", "float32", ("TILE", "TILE + 1"), 4224,
                                "transpose_kernel")],
@@ -169,6 +175,7 @@ INTRINSICS = {
     "cuda/sum_shared.cu": ["__shfl_down_sync", "atomicAdd"],
     "cuda/softmax_dyn.cu": ["atomicAdd", "atomicMax"],
     "cuda/add_tvm.cu": [],
+    "cuda/misc_constructs.cu": ["__shfl_xor_sync"],
     "hip/gemm_mfma_f32.hip": ["__builtin_amdgcn_mfma_f32_16x16x4f32"],
     "hip/gemm_mfma_f16.hip": ["__builtin_amdgcn_mfma_f32_16x16x16f16"],
     "hip/reduce_hip.hip": ["__shfl_down", "atomicAdd"],
