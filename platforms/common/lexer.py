@@ -520,9 +520,7 @@ class TokenRewriter:
             self.parser_types.add(spelling)
             self.types.add(spelling)
         self.toks[self.i: k] = [self.make("TYPEID" if is_type else "ID", spelling, tok)]
-        self.out.append(self.toks[self.i])
-        self.i += 1
-        return True
+        return True            # the merged token is dispatched again (constructors, casts)
 
     def templated(self, parts: list[Token]) -> bool:
         last = parts[-1].value
@@ -579,7 +577,8 @@ class TokenRewriter:
         if (after is not None and after.type in ("LPAREN", "LBRACKET")) or \
                 (inside and inside[0].type == "TIMES"):
             return False                      # a declarator such as float (*f)(int)
-        if tok.value in self.dialect.ctor_types or self.top_level_commas(inside):
+        if tok.value in self.dialect.ctor_types or "::" in tok.value or \
+                self.top_level_commas(inside):
             self.toks[self.i] = self.make("ID", tok.value, tok, pinned=True)
             return False
         self.facts["casts"][key(tok.lineno, tok.column)] = "functional"
@@ -604,21 +603,35 @@ class TokenRewriter:
         return False
 
     def ctor_decl(self, tok: Token, prev: str | None) -> bool:
-        """``dim3 b(x, y);`` -> ``dim3 b = dim3(x, y);``, ``dim3 b{x};`` -> ``dim3 b = {x};``."""
-        if tok.value not in self.dialect.ctor_types or self.kind(1) != "ID":
+        """``dim3 b(x, y);`` -> ``dim3 b = dim3(x, y);``, ``dim3 b{x};`` -> ``dim3 b = {x};``
+        (every declarator of the declaration)."""
+        class_type = tok.value in self.dialect.ctor_types or "::" in tok.value
+        if not class_type or self.kind(1) != "ID" or prev in OPERAND_KINDS:
             return False
-        if self.kind(2) not in ("LPAREN", "LBRACE") or prev in OPERAND_KINDS:
+        after = self.ctor_declarator(tok, self.i + 1)
+        if after is None:
             return False
-        name = self.peek(1)
-        close = self.matching(self.i + 2)
-        if close + 1 >= len(self.toks) or self.toks[close + 1].type not in ("SEMI", "COMMA"):
-            return False
-        brace = self.kind(2) == "LBRACE"
-        self.facts["ctor_decls"][key(name.lineno, name.column)] = "brace" if brace else "paren"
-        init = [] if brace else [self.make("ID", tok.value, tok, pinned=True)]
-        new = [tok, name, self.make("EQUALS", "=", self.toks[self.i + 2]), *init,
-               *self.toks[self.i + 2: close + 1]]
-        self.toks[self.i: close + 1] = new
-        self.out.extend(new[:3])
-        self.i += 3
+        while after + 2 < len(self.toks) and self.toks[after].type == "COMMA" and \
+                self.toks[after + 1].type == "ID":
+            nxt = self.ctor_declarator(tok, after + 1)
+            if nxt is None:
+                break
+            after = nxt
+        self.out.append(tok)
+        self.i += 1
         return True
+
+    def ctor_declarator(self, type_tok: Token, j: int) -> int | None:
+        """Rewrite the declarator ``name(args)`` / ``name{args}`` at ``j``; index after it."""
+        if j + 1 >= len(self.toks) or self.toks[j + 1].type not in ("LPAREN", "LBRACE"):
+            return None
+        name, opener = self.toks[j], self.toks[j + 1]
+        close = self.matching(j + 1)
+        if close + 1 >= len(self.toks) or self.toks[close + 1].type not in ("SEMI", "COMMA"):
+            return None
+        brace = opener.type == "LBRACE"
+        self.facts["ctor_decls"][key(name.lineno, name.column)] = "brace" if brace else "paren"
+        init = [] if brace else [self.make("ID", type_tok.value, type_tok, pinned=True)]
+        new = [name, self.make("EQUALS", "=", opener), *init, *self.toks[j + 1: close + 1]]
+        self.toks[j: close + 1] = new
+        return j + len(new)

@@ -451,3 +451,27 @@ def test_program_is_picklable():
     program = parse_sample("cuda/gemm_wmma.cu")
     again = pickle.loads(pickle.dumps(program))
     assert again.summary() == program.summary()
+
+
+def test_host_main_with_std_containers():
+    src = """#include <hip/hip_runtime.h>
+#include <vector>
+__global__ void k(const float* a, float* b) { b[threadIdx.x] = a[threadIdx.x]; }
+int main() {
+  std::vector<float> a_h(64), b_h{1.0f, 2.0f};
+  float *a_d, *b_d;
+  hipMalloc(&a_d, 64 * sizeof(float));
+  hipMalloc(&b_d, 64 * sizeof(float));
+  hipMemcpy(a_d, a_h.data(), 64 * sizeof(float), hipMemcpyHostToDevice);
+  hipLaunchKernelGGL(k, dim3(1), dim3(64), 0, 0, a_d, b_d);
+  std::cout << "done" << std::endl;
+  return 0;
+}
+"""
+    program = parse_source(src, "hip", path="main.hip")
+    assert program.entry.name == "k"                  # main is never the entry
+    assert [(l.kernel, l.caller, l.block) for l in program.launches] == [
+        ("k", "main", ("64", "1", "1"))]
+    decl = next(d for d in find(program.ast, c_ast.Decl) if d.name == "a_h")
+    assert decl.type.type.names == ["std::vector<float>"]
+    assert program.facts["ctor_decls"]
