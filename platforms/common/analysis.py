@@ -130,7 +130,7 @@ class Analysis:
         self.typedefs: dict[str, c_ast.Typedef] = {}
         self.namespaces = set(self.facts.get("namespaces", []))
         self.summaries: dict[str, tuple[list[str], Summary] | None] = {}
-        self.host_cache: dict[str, tuple] = {}
+        self.timelines: dict[str, list[tuple]] = {}
         self.diagnostics: list[Diagnostic] = []
         self.consts = ConstantTable(self.facts.get("defines", {}), self.dtype_of)
         self._index_file()
@@ -192,7 +192,7 @@ class Analysis:
         walker.visit(fd.body)
         result = ([p.name for p in params], Summary.from_timeline(walker.timeline))
         self.summaries[name] = result
-        self.host_cache[name] = (walker.timeline,)
+        self.timelines[name] = walker.timeline
         return result
 
     def function(self, fd: c_ast.FuncDef) -> Function:
@@ -222,7 +222,7 @@ class Analysis:
     # -- host code ------------------------------------------------------------------------
     def launches_in(self, fd: c_ast.FuncDef) -> bool:
         self.summary(fd.decl.name)
-        timeline = self.host_cache[fd.decl.name][0]
+        timeline = self.timelines[fd.decl.name]
         return any(self.as_launch(ev) is not None for ev in timeline) or any(
             ev[0] == "call" and ev[1] in self.dialect.malloc_functions for ev in timeline)
 
@@ -241,7 +241,7 @@ class Analysis:
 
     def host_roles(self, fd: c_ast.FuncDef) -> tuple[dict[str, str], dict[str, str]]:
         name = fd.decl.name
-        timeline = self.host_cache[name][0]
+        timeline = self.timelines[name]
         locals_ = LocalDefs()
         locals_.visit(fd.body)
         params = {p.name: p for p in func_params(fd)}
@@ -416,8 +416,8 @@ class Analysis:
         names = set()
         for name in self.defs:
             self.summary(name)
-            names.update(ev[1] for ev in self.host_cache[name][0] if ev[0] == "call")
-            names.update(ev[1].name for ev in self.host_cache[name][0]
+            names.update(ev[1] for ev in self.timelines[name] if ev[0] == "call")
+            names.update(ev[1].name for ev in self.timelines[name]
                          if ev[0] == "launch" and isinstance(ev[1], c_ast.ID))
         return names
 
@@ -431,7 +431,7 @@ class Analysis:
         names = set()
         for name in self.defs:
             self.summary(name)
-            for ev in self.host_cache[name][0]:
+            for ev in self.timelines[name]:
                 if ev[0] == "call" and INTRINSIC.fullmatch(ev[1]):
                     names.add(ev[1])
         return sorted(names)
