@@ -90,10 +90,16 @@ def compare_arrays(name: str, got, want, dtype: str, role: str = "output",
 
 
 def make_args(program, specs: dict, seed: int) -> list:
-    """Build one value per entry parameter from ``specs`` (name -> ArgSpec), seeded."""
+    """Build one value per entry parameter from ``specs`` (name -> ArgSpec), seeded.
+
+    A pointer without a spec gets ``random`` data of the element count the front-end found for
+    it (``Param.size``, a C expression over the entry's scalars), evaluated with the scalar
+    values given; scalars always need a value.
+    """
     import numpy as np
 
-    from .argspec import materialise
+    from .argspec import materialise, random_array
+    from .run import numpy_dtype
 
     rng = np.random.default_rng(seed)
     names = {p.name for p in program.params}
@@ -101,15 +107,42 @@ def make_args(program, specs: dict, seed: int) -> list:
     if unknown:
         raise UsageError(f"--arg {', '.join(unknown)}: {program.entry.name} has no such parameter "
                          f"(parameters: {', '.join(p.name for p in program.params)})")
+    scalars = {p.name: materialise(specs[p.name], p, rng) for p in program.params
+               if p.kind == "scalar" and p.name in specs}
     values = []
     for p in program.params:
         spec = specs.get(p.name)
-        if spec is None:
+        if spec is not None:
+            values.append(scalars[p.name] if p.kind == "scalar" else materialise(spec, p, rng))
+            continue
+        count = element_count(program, p, scalars) if p.kind == "pointer" else None
+        if count is None:
             what = "random:SHAPE" if p.kind == "pointer" else "a number"
-            raise UsageError(f"no value for parameter '{p.name}' ({p.type}) of {program.entry.name}; "
+            why = (f" (its size {p.size} could not be evaluated from the scalars given)"
+                   if p.kind == "pointer" and getattr(p, "size", None) else "")
+            raise UsageError(f"no value for parameter '{p.name}' ({p.type}) of {program.entry.name}{why}; "
                              f"give --arg {p.name}={what}")
-        values.append(materialise(spec, p, rng))
+        values.append(random_array(rng, (count,), numpy_dtype(p.dtype)))
     return values
+
+
+def element_count(program, param, scalars: dict) -> int | None:
+    """Evaluate ``param.size`` with the file's constants and the given scalar values."""
+    size = getattr(param, "size", None)
+    if not size:
+        return None
+    from platforms.common.consts import ConstantTable
+    from .program import DTYPES
+
+    table = ConstantTable(program.facts.get("defines", {}), lambda t: DTYPES.get(t, t))
+    for name, value in scalars.items():
+        if isinstance(value, (int,)) or float(value).is_integer():
+            table.values[name] = int(value)
+    for name, value in (program.facts.get("constants") or {}).items():
+        if isinstance(value, int):
+            table.values.setdefault(name, value)
+    count = table.evaluate(size)
+    return count if isinstance(count, int) and count >= 0 else None
 
 
 def signature_mismatch(pa, pb) -> str | None:

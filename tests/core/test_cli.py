@@ -103,3 +103,13 @@ def test_missing_file_and_bad_source_exit_2(tmp_path, capsys):
     assert main(["parse", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.cu:1:" in err and "error XP1" in err and "Traceback" not in err
+
+
+def test_check_sizes_pointers_from_host_allocations(capsys):
+    """A CUDA host wrapper's copies give each pointer's size as an expression of the scalars."""
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "xpiler" / "corpus" / "cuda" / "softmax_64_128.cu"
+    assert main(["check", str(src), str(src), "--arg", "rows=64", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["ok"] and {o["name"]: o["size"] for o in rep["outputs"]} == {"x": 64 * 128, "out": 64 * 128}
