@@ -210,22 +210,19 @@ def _is_template_decl(masked: str, start: int) -> bool:
 
 
 def namespace_at(masked: str, offset: int) -> list[str]:
-    """Named/anonymous namespaces enclosing ``offset`` (outermost first)."""
-    stack: list[tuple[str | None, int]] = []
-    pending: str | None = None
-    i = 0
+    """Named/anonymous namespaces enclosing ``offset`` (outermost first; "" = anonymous)."""
+    stack: list[str | None] = []   # None: a brace that is not a namespace
     for m in re.finditer(r"\bnamespace\b\s*([A-Za-z_][\w:]*)?\s*\{|[{}]", masked[:offset]):
         tok = m.group(0)
         if tok == "{":
-            stack.append((None, m.start()))
+            stack.append(None)
         elif tok == "}":
             if stack:
                 stack.pop()
         else:
-            stack.append((m.group(1) or "", m.start()))
-    del pending, i
+            stack.append(m.group(1) or "")
     names: list[str] = []
-    for name, _ in stack:
+    for name in stack:
         if name is not None:
             names.extend(name.split("::") if name else [""])
     return names

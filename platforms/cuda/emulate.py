@@ -266,7 +266,8 @@ def rewrite_source(text: str, platform: str) -> tuple[str, list]:
 
 
 def launcher_stubs(kernels) -> str:
-    """extern "C" __xp_kernel_<name> for every non-template kernel definition."""
+    """extern "C" __xp_kernel_<name> for every non-template kernel definition, plus a registration
+    so cudaLaunchKernel/hipLaunchKernel with an untyped `(void*)kernel` can find its stub."""
     out = []
     used: dict[str, int] = {}
     for k in kernels:
@@ -279,14 +280,14 @@ def launcher_stubs(kernels) -> str:
         params = params if params.strip() not in ("", "void") else ""
         named = [ns for ns in k.namespaces if ns]
         anon = "" in k.namespaces
+        ref = f"{'::'.join(named)}::{k.name}" if (named and anon) else k.name
         body = (f'extern "C" __attribute__((visibility("default"), used)) void {stub}(const xp_launch_t* __xp_cfg, '
-                f"void** __xp_args) {{ void (*__xp_fp)({params}) = {k.name}; "
-                f"::xp::gpu::launch_stub({c_string(k.name)}, __xp_cfg, __xp_fp, __xp_args); }}")
+                f"void** __xp_args) {{ void (*__xp_fp)({params}) = {ref}; "
+                f"::xp::gpu::launch_stub({c_string(k.name)}, __xp_cfg, __xp_fp, __xp_args); }} "
+                f"static const int __xp_reg_{stub} = ::xp::gpu::register_kernel("
+                f"(const void*)static_cast<void (*)({params})>({ref}), &{stub});")
         if named and not anon:
             body = "".join(f"namespace {ns} {{ " for ns in named) + body + " }" * len(named)
-        elif named and anon:
-            # a kernel in an anonymous namespace nested in named ones: reach it by qualified name
-            body = body.replace(f"= {k.name};", f"= {'::'.join(named)}::{k.name};")
         out.append(body)
     return "\n".join(out)
 

@@ -60,6 +60,15 @@ __global__ void warp_sum(const float* in, float* out) {
   if ((threadIdx.x & 31) == 0) out[i / 32] = v;
 }
 
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+__global__ void cg_tile_sum(const float* in, float* out) {
+  cg::thread_block b = cg::this_thread_block();
+  cg::thread_block_tile<16> t = cg::tiled_partition<16>(b);
+  float v = cg::reduce(t, in[b.thread_rank()], cg::plus<float>());
+  if (t.thread_rank() == 0) out[t.meta_group_rank()] = v;
+}
+
 // every shuffle flavour with width 8: out[k*32 + lane]
 __global__ void shfl_rules(int* out) {
   int lane = threadIdx.x;
@@ -125,6 +134,18 @@ extern "C" void sin_host(const float* a, float* b, int n) {
   cudaMemcpy(b, db, n * sizeof(float), cudaMemcpyDefault);
   cudaFree(da);
   cudaFree(db);
+}
+
+// untyped launch API: cudaLaunchKernel((const void*)kernel, grid, block, args, shmem, stream)
+extern "C" void add_untyped(const float* a, const float* b, float* c, int n) {
+  float *da, *db, *dc;
+  cudaMalloc(&da, n * sizeof(float)); cudaMalloc(&db, n * sizeof(float)); cudaMalloc(&dc, n * sizeof(float));
+  cudaMemcpy(da, a, n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(db, b, n * sizeof(float), cudaMemcpyHostToDevice);
+  void* args[] = {&da, &db, &dc, &n};
+  cudaLaunchKernel((const void*)add, dim3((n + 127) / 128), dim3(128), args, 0, 0);
+  cudaMemcpy(c, dc, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(da); cudaFree(db); cudaFree(dc);
 }
 
 // dynamic shared memory: reverse within a block
@@ -204,6 +225,14 @@ def test_elementwise_stub(feat):
     np.testing.assert_array_equal(c, a + b)
 
 
+def test_untyped_cuda_launch_kernel(feat):
+    n = 300
+    a, b = np.random.rand(n).astype(np.float32), np.random.rand(n).astype(np.float32)
+    c = np.zeros(n, np.float32)
+    *_, c, _ = _ok(H.call(feat, "add_untyped", [a, b, c, I(n)])) + [None]
+    np.testing.assert_array_equal(c, a + b)
+
+
 def test_shared_memory_tree_reduction(feat):
     n = 256 * 37 - 5
     x = np.random.rand(n).astype(np.float32)
@@ -225,6 +254,13 @@ def test_warp_shuffle_reduction(feat):
     out = np.zeros(8, np.float32)
     _, out = _ok(H.call(feat, "warp_sum", [x, out], launch=((2, 1, 1), (128, 1, 1))))
     np.testing.assert_allclose(out, x.reshape(8, 32).sum(1), rtol=1e-5)
+
+
+def test_cooperative_groups_tile_reduce(feat):
+    x = np.random.rand(128).astype(np.float32)
+    out = np.zeros(8, np.float32)
+    _, out = _ok(H.call(feat, "cg_tile_sum", [x, out], launch=((1, 1, 1), (128, 1, 1))))
+    np.testing.assert_allclose(out, x.reshape(8, 16).sum(1), rtol=1e-5)
 
 
 def test_shuffle_vote_rules(feat):

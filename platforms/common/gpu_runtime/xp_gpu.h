@@ -40,3 +40,4 @@
 #include "xp_gpu_device.h"
 #include "xp_gpu_host.h"
 #include "xp_mfma.h"
+#include "xp_coop.h"

@@ -440,6 +440,37 @@ inline void launch_stub(const char *name, const xp_launch_t *cfg, void (*k)(P...
          (size_t)cfg->shmem, nullptr, body);
 }
 
+// Kernel address -> its __xp_kernel_<name> stub (registered by the generated stubs), so an
+// untyped cudaLaunchKernel((void*)k, ...) can run it.
+typedef void (*StubFn)(const xp_launch_t *, void **);
+inline std::vector<std::pair<const void *, StubFn>> &kernel_registry() {
+  static std::vector<std::pair<const void *, StubFn>> r;
+  return r;
+}
+inline int register_kernel(const void *k, StubFn stub) {
+  kernel_registry().push_back({k, stub});
+  return (int)kernel_registry().size();
+}
+inline StubFn find_stub(const void *k) {
+  for (auto &e : kernel_registry())
+    if (e.first == k) return e.second;
+  return nullptr;
+}
+inline int launch_untyped(const void *k, dim3 grid, dim3 block, void **args, size_t shmem) {
+  StubFn s = find_stub(k);
+  if (!s) {
+    warn("launch of %p: not a kernel of this file (templates need a typed launch)", k);
+    return 98;  // cudaErrorInvalidDeviceFunction
+  }
+  xp_launch_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.grid[0] = grid.x; cfg.grid[1] = grid.y; cfg.grid[2] = grid.z;
+  cfg.block[0] = block.x; cfg.block[1] = block.y; cfg.block[2] = block.z;
+  cfg.shmem = shmem;
+  s(&cfg, args);
+  return 0;
+}
+
 // File-scope `extern __shared__ T name[];` becomes a DynShared<T> object.
 template <class T>
 struct DynShared {

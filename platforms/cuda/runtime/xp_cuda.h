@@ -203,4 +203,7 @@ inline cudaError_t cudaLaunchKernel(void (*k)(P...), dim3 grid, dim3 block, void
   auto body = [k, args]() { ::xp::call_with_args(k, args); };
   return (cudaError_t)xp::gpu::set_error(xp::gpu::launch("cudaLaunchKernel", grid, block, shmem, nullptr, body));
 }
+inline cudaError_t cudaLaunchKernel(const void *k, dim3 grid, dim3 block, void **args, size_t shmem = 0, cudaStream_t = 0) {
+  return (cudaError_t)xp::gpu::set_error(xp::gpu::launch_untyped(k, grid, block, args, shmem));
+}
 inline unsigned __activemask() { return (unsigned)__xp_activemask(); }

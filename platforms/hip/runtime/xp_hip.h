@@ -156,6 +156,10 @@ inline hipError_t hipLaunchKernel(void (*k)(P...), dim3 grid, dim3 block, void *
   return (hipError_t)xp::gpu::set_error(xp::gpu::launch("hipLaunchKernel", grid, block, shmem, nullptr, body));
 }
 
+inline hipError_t hipLaunchKernel(const void *k, dim3 grid, dim3 block, void **args, size_t shmem = 0, hipStream_t = 0) {
+  return (hipError_t)xp::gpu::set_error(xp::gpu::launch_untyped(k, grid, block, args, shmem));
+}
+
 // ---------------------------------------------------------------- device built-ins (AMD)
 #define hipThreadIdx_x (threadIdx.x)
 #define hipThreadIdx_y (threadIdx.y)
