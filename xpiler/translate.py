@@ -70,9 +70,11 @@ class TranslationReport:
 PLANS: dict[tuple[str, str], str] = {
     ("cuda", "hip"): "api_map{to=hip}",
     ("hip", "cuda"): "api_map{to=cuda}",
+    ("vnni", "cuda"): "loop_bind{to=cuda}",
+    ("vnni", "hip"): "loop_bind{to=hip}",
 }
 # modules whose import registers the passes the plans name
-PASS_MODULES = ("passes.api_map",)
+PASS_MODULES = ("passes.api_map", "passes.loop_bind")
 
 
 def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:

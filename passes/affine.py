@@ -1,0 +1,1338 @@
+"""affine: subscripts, loop nests, dependences and accessed extents of canonical sequential C.
+
+Summary
+    Analysis (no rewrite) shared by the lowering passes. ``analyze(program)`` walks the entry
+    function of a canonical C program (platform ``vnni``: plain loops, an ``extern "C"`` entry
+    taking host pointers) and returns a ``NestInfo``: one ``LoopInfo`` per ``for`` loop and one
+    ``Access`` per memory reference through a pointer parameter or a local array, each with its
+    subscript as a small integer expression tree (``IR``) over loop variables and the entry's
+    scalars, its enclosing loops and the guards (``if`` / ``?:`` / ``&&`` conditions) under which
+    it executes.
+
+    - ``parallel(info, loop)`` decides whether ``loop`` carries no dependence: for every pair of
+      accesses to one buffer (one of them a write) Z3 must prove that two different iterations
+      of ``loop`` (same outer iterations, any inner ones, guards holding) never touch the same
+      element. Scalars declared outside the loop and assigned inside it (reductions, running
+      values) make it sequential; so do ``break``/``return``/``goto`` at its level and calls
+      whose effects are unknown.
+    - ``extents(info)`` / ``infer_inputs(program)``: per pointer parameter the number of
+      elements the program touches (largest index + 1) as a C expression over the entry's
+      scalars (an ``int`` when the shapes are constants), by exact elimination of the loop
+      variables innermost-first (affine subscripts, affine or constant loop bounds), refined by
+      guards ``e < b`` on the same subscript; ``None`` when not computable.
+Requires
+    1. Pointer parameters do not alias each other (``restrict`` semantics, as in every corpus
+       kernel); integer scalars used in subscripts and bounds are non-negative (sizes).
+    2. Subscripts are evaluated with C integer semantics (``/`` and ``%`` truncate; both are
+       encoded exactly for Z3).
+Guarantees
+    ``parallel`` answers True only with a proof (unknown or timeout = dependent); ``extents``
+    returns an exact maximum for the forms it accepts and ``None`` otherwise (never a guess).
+Options
+    none (an analysis).
+Example
+    ``for (i < M) for (j < N) { acc = 0; for (k < K) acc += A[i*K+k]*B[k*N+j]; C[i*N+j] = acc; }``
+    -> i and j parallel, k sequential (``acc`` declared outside k is updated in it);
+    extents ``A: M * K``, ``B: K * N``, ``C: M * N``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycparser import c_ast
+
+# ------------------------------------------------------------------------------ the IR
+# ('c', int) constant | ('s', name) entry scalar / host constant | ('v', uid) loop variable
+# ('l', uid) local with unknown value | ('a', text) opaque scalar-only sub-expression (atom)
+# (op, a, b) for op in + - * / % | ('neg', a)
+# conditions: (op, a, b) for < <= == != (on IR) | ('&&', c, c) | ('||', c, c) | ('!', c)
+IR = Any
+
+PURE_FUNCTIONS = frozenset("""
+expf exp exp2f exp2 expm1f logf log log2f log2 log10f log1pf sqrtf sqrt rsqrtf cbrtf powf pow
+fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin cosf cos tanf
+atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
+rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf frexpf max min isnan isinf
+""".split())
+_INT_TYPES = frozenset("int unsigned signed long short char size_t int32_t int64_t uint32_t "
+                       "uint64_t int16_t uint16_t int8_t uint8_t ptrdiff_t bool".split())
+
+
+@dataclass
+class Var:
+    name: str
+    uid: str
+    kind: str                      # ptr | scalar | loop | local | alias | array | symbol
+    owners: tuple = ()             # LoopInfo objects enclosing the declaration
+    value: IR = None               # loop: ('v', uid); local: substituted IR or ('l', uid)
+    root: str | None = None        # alias/ptr: the pointer parameter (or array uid)
+    offset: IR = None              # alias: element offset into root
+    dims: tuple = ()               # array: constant dimensions
+    decl: c_ast.Node | None = None
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    var: str
+    uid: str
+    node: c_ast.For
+    parent: "LoopInfo | None"
+    depth: int
+    canonical: bool = False
+    reason: str = ""
+    lo: IR = None                  # smallest value (inclusive) the variable may take
+    hi: IR = None                  # exclusive upper bound
+    start: IR = None               # first value
+    step: int = 1                  # signed constant step
+    accesses: list = field(default_factory=list)
+    scalar_writes: list = field(default_factory=list)   # (Var, node, is_loop_header)
+    children: list = field(default_factory=list)
+    escapes: list = field(default_factory=list)         # break/continue/return/goto at its level
+    unknown_calls: list = field(default_factory=list)   # (name, node)
+
+    def ancestors(self) -> list["LoopInfo"]:
+        out, p = [], self.parent
+        while p is not None:
+            out.append(p)
+            p = p.parent
+        return out[::-1]
+
+
+@dataclass(eq=False)
+class Access:
+    buffer: str                    # pointer parameter name, or local array uid
+    is_param: bool
+    index: IR                      # element index (None: not analysable)
+    read: bool
+    write: bool
+    loops: tuple                   # enclosing LoopInfo, outermost first
+    guards: tuple                  # conditions known to hold
+    node: c_ast.Node
+    owners: dict = field(default_factory=dict)   # local uid -> owners (for opaque locals)
+
+
+@dataclass
+class NestInfo:
+    function: c_ast.FuncDef
+    params: dict                   # name -> Param
+    loops: list                    # all LoopInfo in program order
+    top: list                      # outermost LoopInfo (children of the function body)
+    accesses: list                 # every Access (also outside loops)
+    loop_of: dict                  # id(For node) -> LoopInfo
+    problems: list                 # (code, message, node): constructs the analysis refuses
+    locals: dict = field(default_factory=dict)    # uid -> Var
+
+
+# ------------------------------------------------------------------------------ walker
+def _type_names(node) -> list[str]:
+    while node is not None and not isinstance(node, c_ast.IdentifierType):
+        node = getattr(node, "type", None)
+    return list(node.names) if node is not None else []
+
+
+def _is_int_type(node) -> bool:
+    names = _type_names(node)
+    return bool(names) and all(n in _INT_TYPES for n in names)
+
+
+class _Walker(c_ast.NodeVisitor):
+    """Scoped walk of the entry function; ``writes`` from a first run feed substitution."""
+
+    def __init__(self, program, fdef: c_ast.FuncDef, writes: dict | None):
+        self.program = program
+        self.constants = dict(program.facts.get("constants", {}))
+        self.helpers = {e.decl.name: e for e in program.ast.ext if isinstance(e, c_ast.FuncDef)}
+        self.writes_before = writes            # None in the first run
+        self.writes: dict[str, int] = {}
+        self.scopes: list[dict[str, Var]] = [{}]
+        self.loops: list[LoopInfo] = []
+        self.all_loops: list[LoopInfo] = []
+        self.top: list[LoopInfo] = []
+        self.guards: list = []
+        self.accesses: list[Access] = []
+        self.problems: list = []
+        self.locals: dict[str, Var] = {}
+        self.counter = 0
+        self.fdef = fdef
+        self.params = {}
+        for p in program.entry.params:
+            self.params[p.name] = p
+            kind = "ptr" if p.kind == "pointer" else "scalar"
+            v = Var(p.name, p.name, kind, value=("s", p.name) if kind == "scalar" else None,
+                    root=p.name if kind == "ptr" else None, offset=("c", 0))
+            self.scopes[0][p.name] = v
+
+    # -- scopes --------------------------------------------------------------------------
+    def lookup(self, name: str) -> Var | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def _uid(self, name: str) -> str:
+        self.counter += 1
+        return f"{name}#{self.counter}"
+
+    def declare(self, decl: c_ast.Decl) -> Var:
+        uid = self._uid(decl.name)
+        owners = tuple(self.loops)
+        t = decl.type
+        if isinstance(t, c_ast.ArrayDecl):
+            dims = []
+            while isinstance(t, c_ast.ArrayDecl):
+                d = self.ir(t.dim) if t.dim is not None else None
+                dims.append(d[1] if d and d[0] == "c" else None)
+                t = t.type
+            var = Var(decl.name, uid, "array", owners, root=uid, offset=("c", 0),
+                      dims=tuple(dims), decl=decl)
+            if decl.init is not None:
+                self.visit(decl.init)
+        elif isinstance(t, c_ast.PtrDecl):
+            var = Var(decl.name, uid, "local", owners, value=("l", uid), decl=decl)
+            if decl.init is not None:
+                self.visit_pointer_expr(decl.init)
+                base = self.pointer_base(decl.init)
+                if base is not None and self._never_written(uid):
+                    var = Var(decl.name, uid, "alias", owners, root=base[0], offset=base[1],
+                              decl=decl)
+                    var.kind = "alias" if base[1] is not None else "alias?"
+        else:
+            value = ("l", uid)
+            if decl.init is not None:
+                self.visit(decl.init)
+                if self._never_written(uid) and _is_int_type(t) and not isinstance(
+                        decl.init, c_ast.InitList):
+                    sub = self.ir(decl.init)
+                    if sub is not None:
+                        value = sub
+            var = Var(decl.name, uid, "local", owners, value=value, decl=decl)
+        self.scopes[-1][decl.name] = var
+        self.locals[uid] = var
+        return var
+
+    def _never_written(self, uid: str) -> bool:
+        return self.writes_before is not None and self.writes_before.get(uid, 0) == 0
+
+    # -- expressions -> IR -------------------------------------------------------------
+    def ir(self, e) -> IR:
+        match e:
+            case c_ast.Constant(type=t, value=v) if "int" in t or "long" in t or "char" in t:
+                try:
+                    return ("c", int(v.rstrip("uUlL"), 0) if not v.startswith("'") else ord(v[1]))
+                except ValueError:
+                    return None
+            case c_ast.ID(name=name):
+                var = self.lookup(name)
+                if var is None:
+                    if name in self.constants and self.constants[name] is not None:
+                        return ("c", int(self.constants[name]))
+                    return None
+                if var.kind in ("scalar", "loop", "local"):
+                    return var.value
+                return None
+            case c_ast.Cast(to_type=tt, expr=x):
+                return self.ir(x) if _is_int_type(tt) else None
+            case c_ast.UnaryOp(op="-", expr=x):
+                a = self.ir(x)
+                return None if a is None else ("neg", a)
+            case c_ast.UnaryOp(op="+", expr=x):
+                return self.ir(x)
+            case c_ast.UnaryOp(op="sizeof"):
+                return None
+            case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-", "*", "/", "%", "<<",
+                                                                   ">>", "&"):
+                a, b = self.ir(l), self.ir(r)
+                if a is None or b is None:
+                    return None
+                if op == "<<":
+                    return ("*", a, ("c", 1 << b[1])) if b[0] == "c" and 0 <= b[1] < 62 else None
+                if op == ">>":
+                    return ("fdiv", a, ("c", 1 << b[1])) if b[0] == "c" and 0 <= b[1] < 62 else None
+                if op == "&":
+                    if b[0] == "c" and b[1] >= 0 and (b[1] + 1) & b[1] == 0:
+                        return ("fmod", a, ("c", b[1] + 1))
+                    return None
+                return (op, a, b)
+            case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
+                cc, a, b = self.cond(c), self.ir(t), self.ir(f)
+                if cc is None or a is None or b is None:
+                    return None
+                return ("?", cc, a, b)
+        return None
+
+    def cond(self, e) -> IR:
+        match e:
+            case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("<", "<=", ">", ">=", "==", "!="):
+                a, b = self.ir(l), self.ir(r)
+                if a is None or b is None:
+                    return None
+                if op == ">":
+                    return ("<", b, a)
+                if op == ">=":
+                    return ("<=", b, a)
+                return (op, a, b)
+            case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("&&", "||"):
+                a, b = self.cond(l), self.cond(r)
+                if op == "&&":
+                    if a is None:
+                        return b
+                    return a if b is None else ("&&", a, b)
+                return None if a is None or b is None else ("||", a, b)
+            case c_ast.UnaryOp(op="!", expr=x):
+                a = self.cond(x)
+                return None if a is None else ("!", a)
+        a = self.ir(e)
+        return None if a is None else ("!=", a, ("c", 0))
+
+    def pointer_base(self, e) -> tuple[str, IR] | None:
+        """(root buffer, element offset IR or None) of a pointer-valued expression."""
+        match e:
+            case c_ast.ID(name=name):
+                var = self.lookup(name)
+                if var is None:
+                    return None
+                if var.kind in ("ptr", "alias", "alias?"):
+                    return (var.root, var.offset)
+                if var.kind == "array" and len(var.dims) == 1:
+                    return (var.root, ("c", 0))
+                return None
+            case c_ast.Cast(expr=x):
+                base = self.pointer_base(x)
+                if base is None:
+                    return None
+                same = _type_names(e.to_type) == self._elem_type(base[0])
+                return base if same else (base[0], None)
+            case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-"):
+                base = self.pointer_base(l)
+                if base is None and op == "+":
+                    base, r = self.pointer_base(r), l
+                if base is None:
+                    return None
+                off = self.ir(r)
+                if off is None or base[1] is None:
+                    return (base[0], None)
+                return (base[0], (op, base[1], off))
+            case c_ast.UnaryOp(op="&", expr=c_ast.ArrayRef() as ref):
+                acc = self.ref_target(ref)
+                return None if acc is None else (acc[0], acc[1])
+        return None
+
+    def _elem_type(self, root: str) -> list[str]:
+        p = self.params.get(root)
+        if p is not None:
+            return _type_names_text(p.type)
+        var = self.locals.get(root)
+        return _type_names(var.decl.type) if var is not None and var.decl is not None else []
+
+    def ref_target(self, ref: c_ast.ArrayRef) -> tuple[str, IR, bool] | None:
+        """(buffer, index IR or None, is_param) of ``x[i]`` / ``x[i][j]``."""
+        subs = []
+        node = ref
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(node.subscript)
+            node = node.name
+        subs.reverse()
+        if isinstance(node, c_ast.ID):
+            var = self.lookup(node.name)
+            if var is not None and var.kind == "array":
+                if len(subs) != len(var.dims):
+                    return (var.root, None, False)
+                idx: IR = ("c", 0)
+                for k, s in enumerate(subs):
+                    si = self.ir(s)
+                    if si is None or (k > 0 and var.dims[k] is None):
+                        return (var.root, None, False)
+                    idx = si if k == 0 else ("+", ("*", idx, ("c", var.dims[k])), si)
+                return (var.root, idx, False)
+        base = self.pointer_base(node)
+        if base is None:
+            return None
+        if len(subs) != 1:
+            return (base[0], None, base[0] in self.params)
+        si = self.ir(subs[0])
+        idx = None if si is None or base[1] is None else ("+", base[1], si)
+        return (base[0], idx, base[0] in self.params)
+
+    # -- recording ---------------------------------------------------------------------
+    def record(self, target, read: bool, write: bool, node) -> None:
+        buffer, idx, is_param = target
+        acc = Access(buffer, is_param, idx, read, write, tuple(self.loops), tuple(self.guards),
+                     node)
+        self.accesses.append(acc)
+        for lp in self.loops:
+            lp.accesses.append(acc)
+
+    def scalar_write(self, name: str, node, header: bool = False) -> None:
+        var = self.lookup(name)
+        if var is None:
+            self.problems.append(("XP-BIND-003", f"assignment to '{name}', which is not a local "
+                                  "or parameter of the entry (global state)", node))
+            return
+        self.writes[var.uid] = self.writes.get(var.uid, 0) + 1
+        for lp in self.loops:
+            lp.scalar_writes.append((var, node, header))
+
+    def lvalue(self, lv, read: bool, node) -> None:
+        match lv:
+            case c_ast.ID(name=name):
+                self.scalar_write(name, node)
+            case c_ast.ArrayRef():
+                target = self.ref_target(lv)
+                if target is None:
+                    self.problems.append(("XP-BIND-003", "store through a pointer the analysis "
+                                          "cannot trace to a parameter or local array", node))
+                else:
+                    self.record(target, read, True, node)
+                self.visit(lv.subscript)
+                self._visit_ref_inner(lv.name)
+            case c_ast.UnaryOp(op="*", expr=x):
+                base = self.pointer_base(x)
+                if base is None:
+                    self.problems.append(("XP-BIND-003", "store through an untraceable pointer",
+                                          node))
+                else:
+                    self.record((base[0], base[1], base[0] in self.params), read, True, node)
+                self.visit_pointer_expr(x)
+            case _:
+                self.problems.append(("XP-BIND-003", f"unsupported assignment target "
+                                      f"({type(lv).__name__})", node))
+                self.visit(lv)
+
+    def _visit_ref_inner(self, name) -> None:
+        while isinstance(name, c_ast.ArrayRef):
+            self.visit(name.subscript)
+            name = name.name
+        self.visit_pointer_expr(name)
+
+    def visit_pointer_expr(self, e) -> None:
+        """Visit the integer parts of a traced pointer expression (the base is no escape)."""
+        if self.pointer_base(e) is None:
+            self.visit(e)
+            return
+        match e:
+            case c_ast.ID():
+                return
+            case c_ast.Cast(expr=x):
+                self.visit_pointer_expr(x)
+            case c_ast.BinaryOp(left=l, right=r):
+                if self.pointer_base(l) is not None:
+                    self.visit_pointer_expr(l)
+                    self.visit(r)
+                else:
+                    self.visit(l)
+                    self.visit_pointer_expr(r)
+            case c_ast.UnaryOp(op="&", expr=c_ast.ArrayRef() as ref):
+                self._visit_ref_inner(ref)
+            case _:
+                self.visit(e)
+
+    # -- visitors ----------------------------------------------------------------------
+    def visit_Compound(self, n):
+        self.scopes.append({})
+        for item in n.block_items or []:
+            self.visit(item)
+        self.scopes.pop()
+
+    def visit_Decl(self, n):
+        if isinstance(n.type, c_ast.FuncDecl) or n.name is None:
+            return
+        self.declare(n)
+
+    def visit_Assignment(self, n):
+        self.visit(n.rvalue)
+        self.lvalue(n.lvalue, n.op != "=", n)
+
+    def visit_UnaryOp(self, n):
+        if n.op in ("++", "--", "p++", "p--"):
+            self.lvalue(n.expr, True, n)
+        elif n.op == "*":
+            base = self.pointer_base(n.expr)
+            if base is None:
+                self.problems.append(("XP-BIND-003", "load through an untraceable pointer", n))
+            else:
+                self.record((base[0], base[1], base[0] in self.params), True, False, n)
+            self.visit_pointer_expr(n.expr)
+        elif n.op == "&":
+            if isinstance(n.expr, c_ast.ID):
+                self.scalar_write(n.expr.name, n)     # address taken: may be written
+            elif isinstance(n.expr, c_ast.ArrayRef):
+                target = self.ref_target(n.expr)
+                if target is not None:
+                    self.record((target[0], None, target[2]), True, True, n)
+                self.visit(n.expr.subscript)
+            else:
+                self.visit(n.expr)
+        elif n.op == "sizeof":
+            return
+        else:
+            self.visit(n.expr)
+
+    def visit_ArrayRef(self, n):
+        target = self.ref_target(n)
+        if target is None:
+            self.problems.append(("XP-BIND-003", "load through a pointer the analysis cannot "
+                                  "trace to a parameter or local array", n))
+        else:
+            self.record(target, True, False, n)
+        self.visit(n.subscript)
+        self._visit_ref_inner(n.name)
+
+    def visit_ID(self, n):
+        var = self.lookup(n.name)
+        if var is not None and var.kind in ("ptr", "alias", "alias?", "array"):
+            # a pointer escaping into an expression we do not model (passed, stored)
+            self._escape_pointer(var, n)
+
+    def _escape_pointer(self, var: Var, node) -> None:
+        root = var.root
+        self.record((root, None, root in self.params), True, True, node)
+
+    def visit_FuncCall(self, n):
+        name = n.name.name if isinstance(n.name, c_ast.ID) else None
+        args = n.args.exprs if n.args is not None else []
+        helper = self.helpers.get(name) if name else None
+        pure = name in PURE_FUNCTIONS or (helper is not None and _pure_helper(helper))
+        if not pure:
+            for lp in self.loops:
+                lp.unknown_calls.append((name or "?", n))
+            if not self.loops:
+                self.top_calls.append((name or "?", n))
+        for a in args:
+            self.visit(a)
+
+    top_calls: list = []
+
+    def visit_If(self, n):
+        self.visit(n.cond)
+        c = self.cond(n.cond)
+        self._guarded(c, n.iftrue)
+        if n.iffalse is not None:
+            self._guarded(None if c is None else ("!", c), n.iffalse)
+
+    def visit_TernaryOp(self, n):
+        self.visit(n.cond)
+        c = self.cond(n.cond)
+        self._guarded(c, n.iftrue)
+        self._guarded(None if c is None else ("!", c), n.iffalse)
+
+    def visit_BinaryOp(self, n):
+        if n.op in ("&&", "||"):
+            self.visit(n.left)
+            c = self.cond(n.left)
+            if n.op == "||" and c is not None:
+                c = ("!", c)
+            self._guarded(c, n.right)
+            return
+        self.generic_visit(n)
+
+    def _guarded(self, c, stmt) -> None:
+        if c is not None:
+            self.guards.append(c)
+        self.scopes.append({})
+        self.visit(stmt)
+        self.scopes.pop()
+        if c is not None:
+            self.guards.pop()
+
+    def visit_While(self, n):
+        self._opaque_loop(n)
+
+    def visit_DoWhile(self, n):
+        self._opaque_loop(n)
+
+    def _opaque_loop(self, n):
+        # variables written in the body are locals with unknown values; accesses stay exact
+        # only through invariant subscripts
+        self.visit(n.cond)
+        self.scopes.append({})
+        self._breakable += 1
+        self._continuable += 1
+        self.visit(n.stmt)
+        self._breakable -= 1
+        self._continuable -= 1
+        self.scopes.pop()
+
+    def visit_Switch(self, n):
+        self.visit(n.cond)
+        self.scopes.append({})
+        self._breakable += 1
+        self.visit(n.stmt)
+        self._breakable -= 1
+        self.scopes.pop()
+
+    def visit_Break(self, n):
+        if self.loops and self._breakable == 0:
+            self.loops[-1].escapes.append(("break", n))
+
+    _breakable = 0          # > 0 inside a while / do / switch nested in the current for
+    _continuable = 0        # > 0 inside a while / do nested in the current for
+
+    def visit_Continue(self, n):
+        if self.loops and self._continuable == 0:
+            self.loops[-1].escapes.append(("continue", n))
+
+    def visit_Return(self, n):
+        for lp in self.loops:
+            lp.escapes.append(("return", n))
+        if n.expr is not None:
+            self.visit(n.expr)
+
+    def visit_Goto(self, n):
+        for lp in self.loops:
+            lp.escapes.append(("goto", n))
+
+    def visit_Pragma(self, n):
+        return
+
+    def visit_For(self, n):
+        self.scopes.append({})
+        parent = self.loops[-1] if self.loops else None
+        lp = LoopInfo("?", "?", n, parent, len(self.loops))
+        header_var = None
+        if isinstance(n.init, c_ast.DeclList) and len(n.init.decls) == 1:
+            d = n.init.decls[0]
+            if d.init is not None:
+                self.visit(d.init)
+            uid = self._uid(d.name)
+            header_var = Var(d.name, uid, "loop", tuple(self.loops), value=("v", uid), decl=d)
+            start = self.ir(d.init) if d.init is not None else None
+            self.scopes[-1][d.name] = header_var
+            self.locals[uid] = header_var
+            lp.var, lp.uid = d.name, uid
+            self._recognise(lp, start, n, header_var)
+        else:
+            lp.reason = "the loop does not declare its own induction variable"
+            if n.init is not None:
+                self.visit(n.init)
+        if parent is None:
+            self.top.append(lp)
+        else:
+            parent.children.append(lp)
+        self.all_loops.append(lp)
+        self.loops.append(lp)
+        if n.cond is not None:
+            self.visit(n.cond)
+        if n.next is not None:
+            if lp.canonical:
+                pass                      # the header's own update
+            else:
+                self.visit(n.next)
+        saved = (self._breakable, self._continuable)
+        self._breakable = self._continuable = 0
+        self.visit(n.stmt)
+        self._breakable, self._continuable = saved
+        self.loops.pop()
+        self.scopes.pop()
+        if header_var is not None and lp.canonical and self.writes_before is not None and \
+                self.writes_before.get(header_var.uid, 0) > 0:
+            lp.canonical = False
+            lp.reason = f"the induction variable '{lp.var}' is assigned in the loop body"
+
+    def _recognise(self, lp: LoopInfo, start, n: c_ast.For, var: Var) -> None:
+        name = var.name
+        step = _step_of(n.next, name, self)
+        if start is None:
+            lp.reason = "the loop's initial value is not an integer expression of the scalars"
+            return
+        if step is None or step == 0:
+            lp.reason = "the loop's increment is not a constant step of its variable"
+            return
+        c = n.cond
+        bound = None
+        if isinstance(c, c_ast.BinaryOp) and c.op in ("<", "<=", ">", ">=", "!="):
+            op, l, r = c.op, c.left, c.right
+            if _is_var(r, name) and not _is_var(l, name):
+                op, l, r = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}[op], r, l
+            if _is_var(l, name):
+                b = self.ir(r)
+            else:                         # v + c <= n  ->  v <= n - c
+                lin = _split_var_plus(l, name, self)
+                b = None if lin is None or self.ir(r) is None else ("-", self.ir(r), lin)
+            if b is not None:
+                bound = (op, b)
+        if bound is None:
+            lp.reason = "the loop condition does not compare its variable with a bound"
+            return
+        op, b = bound
+        if step > 0 and op in ("<", "<=", "!="):
+            if op == "!=" and step != 1:
+                lp.reason = "'!=' loop condition with a step other than 1"
+                return
+            lp.lo, lp.start = start, start
+            lp.hi = ("+", b, ("c", 1)) if op == "<=" else b
+        elif step < 0 and op in (">", ">="):
+            lp.start = start
+            lp.hi = ("+", start, ("c", 1))
+            lp.lo = ("+", b, ("c", 1)) if op == ">" else b
+        else:
+            lp.reason = "the loop condition and step go in opposite directions"
+            return
+        lp.step = step
+        lp.canonical = True
+
+
+def _type_names_text(t: str) -> list[str]:
+    words = t.replace("*", " ").replace("&", " ").split()
+    return [w for w in words if w not in ("const", "volatile", "__restrict__", "__restrict",
+                                          "restrict")]
+
+
+def _is_var(e, name) -> bool:
+    return isinstance(e, c_ast.ID) and e.name == name
+
+
+def _split_var_plus(e, name, walker) -> IR:
+    """``v + c`` -> IR of c (v appearing once, added)."""
+    if isinstance(e, c_ast.BinaryOp) and e.op == "+":
+        if _is_var(e.left, name):
+            return walker.ir(e.right)
+        if _is_var(e.right, name):
+            return walker.ir(e.left)
+    if isinstance(e, c_ast.BinaryOp) and e.op == "-" and _is_var(e.left, name):
+        r = walker.ir(e.right)
+        return None if r is None else ("neg", r)
+    return None
+
+
+def _step_of(nxt, name, walker) -> int | None:
+    match nxt:
+        case c_ast.UnaryOp(op=op, expr=c_ast.ID(name=n)) if n == name:
+            return 1 if op in ("++", "p++") else -1 if op in ("--", "p--") else None
+        case c_ast.Assignment(op=op, lvalue=c_ast.ID(name=n), rvalue=r) if n == name:
+            if op in ("+=", "-="):
+                c = walker.ir(r)
+                if c is not None and c[0] == "c":
+                    return c[1] if op == "+=" else -c[1]
+            if op == "=" and isinstance(r, c_ast.BinaryOp) and r.op in ("+", "-"):
+                if _is_var(r.left, name):
+                    c = walker.ir(r.right)
+                    if c is not None and c[0] == "c":
+                        return c[1] if r.op == "+" else -c[1]
+    return None
+
+
+def _pure_helper(fdef: c_ast.FuncDef) -> bool:
+    """A file-scope helper that takes no pointers/references and writes no globals."""
+    args = fdef.decl.type.args
+    for p in (args.params if args is not None else []):
+        if isinstance(getattr(p, "type", None), (c_ast.PtrDecl, c_ast.ArrayDecl)):
+            return False
+    local = set()
+
+    class V(c_ast.NodeVisitor):
+        ok = True
+
+        def visit_Decl(self, n):
+            local.add(n.name)
+            if isinstance(n.type, (c_ast.PtrDecl,)) or "static" in (n.storage or []):
+                self.ok = False
+            self.generic_visit(n)
+
+        def visit_Assignment(self, n):
+            if isinstance(n.lvalue, c_ast.ID) and n.lvalue.name not in local and \
+                    n.lvalue.name not in params:
+                self.ok = False
+            if not isinstance(n.lvalue, c_ast.ID):
+                self.ok = False
+            self.generic_visit(n)
+
+        def visit_FuncCall(self, n):
+            nm = n.name.name if isinstance(n.name, c_ast.ID) else None
+            if nm not in PURE_FUNCTIONS:
+                self.ok = False
+            self.generic_visit(n)
+
+    params = {p.name for p in (args.params if args is not None else []) if getattr(p, "name", None)}
+    v = V()
+    v.visit(fdef.body)
+    return v.ok
+
+
+def entry_function(program) -> c_ast.FuncDef | None:
+    if program.entry is None or program.ast is None:
+        return None
+    for ext in program.ast.ext:
+        if isinstance(ext, c_ast.FuncDef) and ext.decl.name == program.entry.name:
+            return ext
+    return None
+
+
+def analyze(program) -> NestInfo:
+    """Loops, accesses and guards of the entry function (two walks: writes, then values)."""
+    fdef = entry_function(program)
+    if fdef is None:
+        raise ValueError("the program has no entry function definition")
+    first = _Walker(program, fdef, None)
+    first.top_calls = []
+    first.visit(fdef.body)
+    w = _Walker(program, fdef, _writes_by_uid(first))
+    w.top_calls = []
+    w.visit(fdef.body)
+    for name, node in w.top_calls:
+        w.problems.append(("XP-BIND-003", f"call to '{name}' whose effects are unknown", node))
+    return NestInfo(fdef, w.params, w.all_loops, w.top, w.accesses,
+                    {id(l.node): l for l in w.all_loops}, w.problems, w.locals)
+
+
+def _writes_by_uid(first: _Walker) -> dict[str, int]:
+    # uids are assigned in the same deterministic order in both walks
+    return dict(first.writes)
+
+
+# ------------------------------------------------------------------------------ Z3
+def _z3():
+    import z3
+    return z3
+
+
+class _Enc:
+    """IR -> Z3 for one copy of an iteration (loop variables inside ``private`` renamed)."""
+
+    def __init__(self, z3, private_loops: set, private_locals: set, copy: str, syms: dict):
+        self.z3, self.private_loops, self.private_locals = z3, private_loops, private_locals
+        self.copy, self.syms = copy, syms
+
+    def var(self, key: str):
+        if key not in self.syms:
+            self.syms[key] = self.z3.Int(key)
+        return self.syms[key]
+
+    def e(self, ir):
+        z3 = self.z3
+        tag = ir[0]
+        if tag == "c":
+            return z3.IntVal(ir[1])
+        if tag == "s":
+            return self.var("s:" + ir[1])
+        if tag == "a":
+            return self.var("a:" + ir[1])
+        if tag == "v":
+            return self.var(f"v:{ir[1]}" + (f"@{self.copy}" if ir[1] in self.private_loops else ""))
+        if tag == "l":
+            return self.var(f"l:{ir[1]}" + (f"@{self.copy}" if ir[1] in self.private_locals else ""))
+        if tag == "neg":
+            return -self.e(ir[1])
+        if tag == "?":
+            return z3.If(self.c(ir[1]), self.e(ir[2]), self.e(ir[3]))
+        a, b = self.e(ir[1]), self.e(ir[2])
+        if tag == "+":
+            return a + b
+        if tag == "-":
+            return a - b
+        if tag == "*":
+            return a * b
+        if tag == "/":
+            return _tdiv(z3, a, b)
+        if tag == "%":
+            return a - b * _tdiv(z3, a, b)
+        if tag == "fdiv":
+            return a / b                   # b > 0 constant: floor division (arithmetic >>)
+        if tag == "fmod":
+            return a % b                   # b > 0 constant: non-negative remainder (& mask)
+        raise ValueError(tag)
+
+    def c(self, ir):
+        z3 = self.z3
+        tag = ir[0]
+        if tag == "&&":
+            return z3.And(self.c(ir[1]), self.c(ir[2]))
+        if tag == "||":
+            return z3.Or(self.c(ir[1]), self.c(ir[2]))
+        if tag == "!":
+            return z3.Not(self.c(ir[1]))
+        a, b = self.e(ir[1]), self.e(ir[2])
+        return {"<": a < b, "<=": a <= b, "==": a == b, "!=": a != b}[tag]
+
+
+def _tdiv(z3, a, b):
+    """C division (truncation toward zero); Z3's ``/`` floors for a positive divisor."""
+    return z3.If(a >= 0, z3.If(b > 0, a / b, -(a / -b)),
+                 z3.If(b > 0, -((-a) / b), (-a) / -b))
+
+
+def _loop_constraints(enc: _Enc, loops) -> list:
+    z3 = enc.z3
+    out = []
+    for lp in loops:
+        v = enc.e(("v", lp.uid))
+        out += [enc.e(lp.lo) <= v, v < enc.e(lp.hi)]
+        if abs(lp.step) > 1:
+            out.append((v - enc.e(lp.start)) % abs(lp.step) == 0)
+    del z3
+    return out
+
+
+def _locals_in(ir, out: set) -> set:
+    if isinstance(ir, tuple):
+        if ir and ir[0] == "l":
+            out.add(ir[1])
+        for x in ir[1:]:
+            _locals_in(x, out)
+    return out
+
+
+def _uses_opaque(ir) -> bool:
+    return bool(_locals_in(ir, set()))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    parallel: bool
+    code: str = ""
+    reason: str = ""
+    node: Any = None
+
+
+def parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000) -> Verdict:
+    """Does ``loop`` carry no dependence? (proof by Z3; unknown = dependent)"""
+    if not loop.canonical:
+        return Verdict(False, "XP-BIND-003", f"loop '{loop.var}' is not in canonical form: "
+                       f"{loop.reason}", loop.node)
+    for kind, node in loop.escapes:
+        return Verdict(False, "XP-BIND-003", f"'{kind}' leaves loop '{loop.var}' early", node)
+    for name, node in loop.unknown_calls:
+        return Verdict(False, "XP-BIND-003", f"call to '{name}' inside loop '{loop.var}' has "
+                       "unknown effects", node)
+    for var, node, _hdr in loop.scalar_writes:
+        if any(o is loop for o in var.owners):
+            continue                       # declared inside: private to one iteration
+        return Verdict(False, "XP-BIND-001", f"'{var.name}' is assigned in every iteration of "
+                       f"loop '{loop.var}' and declared outside it (a reduction or a running "
+                       "value: the loop carries a dependence)", node)
+    ancestors = loop.ancestors()
+    if any(not a.canonical for a in ancestors):
+        return Verdict(False, "XP-BIND-003", f"an enclosing loop of '{loop.var}' is not "
+                       "canonical", loop.node)
+    by_buffer: dict[str, list[Access]] = {}
+    for acc in loop.accesses:
+        by_buffer.setdefault(acc.buffer, []).append(acc)
+    z3 = _z3()
+    for buffer, accs in by_buffer.items():
+        local = info.locals.get(buffer)
+        if local is not None and any(o is loop for o in local.owners):
+            continue                       # array private to one iteration
+        writes = [a for a in accs if a.write]
+        if not writes:
+            continue
+        name = local.name if local is not None else buffer
+        seen = set()
+        for w in writes:
+            for other in accs:
+                key = (_akey(w), _akey(other))
+                if key in seen or (key[1], key[0]) in seen:
+                    continue
+                seen.add(key)
+                if w.index is None or other.index is None:
+                    return Verdict(False, "XP-BIND-001", f"'{name}' is accessed with a "
+                                   f"subscript the dependence test cannot analyse inside loop "
+                                   f"'{loop.var}'", (w if w.index is None else other).node)
+                if not _independent(z3, info, loop, w, other, timeout_ms):
+                    return Verdict(False, "XP-BIND-001", f"iterations of loop '{loop.var}' "
+                                   f"may access the same element of '{name}' (one of them "
+                                   "writing): loop-carried dependence", other.node)
+    return Verdict(True)
+
+
+def _akey(a: Access):
+    return (repr(a.index), tuple(l.uid for l in a.loops), repr(a.guards), a.write)
+
+
+def _descendants(loop: LoopInfo) -> list[LoopInfo]:
+    out = []
+    for c in loop.children:
+        out.append(c)
+        out += _descendants(c)
+    return out
+
+
+def _independent(z3, info, loop: LoopInfo, a1: Access, a2: Access, timeout_ms: int) -> bool:
+    outer = {l.uid for l in loop.ancestors()}
+    syms: dict = {}
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    exprs = []
+    for copy, acc in (("1", a1), ("2", a2)):
+        private_loops = {l.uid for l in acc.loops if l.uid not in outer}
+        locs = set()
+        _locals_in(acc.index, locs)
+        for g in acc.guards:
+            _locals_in(g, locs)
+        private_locals = {u for u in locs if _declared_in(info, u, loop)}
+        enc = _Enc(z3, private_loops, private_locals, copy, syms)
+        for c in _loop_constraints(enc, acc.loops):
+            solver.add(c)
+        for g in acc.guards:
+            solver.add(enc.c(g))
+        exprs.append((enc.e(acc.index), enc.e(("v", loop.uid))))
+    (i1, v1), (i2, v2) = exprs
+    solver.add(i1 == i2, v1 != v2)
+    return solver.check() == z3.unsat
+
+
+def _declared_in(info: NestInfo, uid: str, loop: LoopInfo) -> bool:
+    var = info.locals.get(uid)
+    return var is None or any(o is loop for o in var.owners)
+
+
+# ------------------------------------------------------------------------------ Poly
+class Poly:
+    """Integer polynomial: {monomial (sorted tuple of symbol keys): coefficient}."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, terms=None):
+        self.t = {m: c for m, c in (terms or {}).items() if c != 0}
+
+    @staticmethod
+    def const(c: int) -> "Poly":
+        return Poly({(): c})
+
+    @staticmethod
+    def sym(key: str) -> "Poly":
+        return Poly({(key,): 1})
+
+    def __add__(self, o):
+        t = dict(self.t)
+        for m, c in o.t.items():
+            t[m] = t.get(m, 0) + c
+        return Poly(t)
+
+    def __neg__(self):
+        return Poly({m: -c for m, c in self.t.items()})
+
+    def __sub__(self, o):
+        return self + (-o)
+
+    def __mul__(self, o):
+        t: dict = {}
+        for m1, c1 in self.t.items():
+            for m2, c2 in o.t.items():
+                m = tuple(sorted(m1 + m2))
+                t[m] = t.get(m, 0) + c1 * c2
+        return Poly(t)
+
+    def is_const(self) -> bool:
+        return all(m == () for m in self.t)
+
+    def value(self) -> int:
+        return self.t.get((), 0)
+
+    def keys(self) -> set:
+        return {k for m in self.t for k in m}
+
+    def split(self, key: str):
+        """(coefficient of key, rest) when degree in key <= 1, else None."""
+        coef, rest = {}, {}
+        for m, c in self.t.items():
+            n = m.count(key)
+            if n == 0:
+                rest[m] = c
+            elif n == 1:
+                mm = list(m)
+                mm.remove(key)
+                coef[tuple(mm)] = c
+            else:
+                return None
+        return Poly(coef), Poly(rest)
+
+    def sign(self) -> int | None:
+        """+1 / -1 / 0 when provable with every symbol >= 0, else None."""
+        if not self.t:
+            return 0
+        if all(c > 0 for c in self.t.values()):
+            return 1
+        if all(c < 0 for c in self.t.values()):
+            return -1
+        return None
+
+    def subst(self, key: str, value: "Poly") -> "Poly":
+        out = Poly()
+        for m, c in self.t.items():
+            term = Poly.const(c)
+            for k in m:
+                term = term * (value if k == key else Poly.sym(k))
+            out = out + term
+        return out
+
+    def c_text(self) -> str:
+        if not self.t:
+            return "0"
+        parts = []
+        for m in sorted(self.t, key=lambda m: (-len(m), m)):
+            c = self.t[m]
+            names = [_key_text(k) for k in m]
+            mag = abs(c)
+            body = " * ".join(names) if names else str(mag)
+            if names and mag != 1:
+                body = f"{mag} * {body}"
+            parts.append(("-" if c < 0 else "+", body))
+        text = ("-" if parts[0][0] == "-" else "") + parts[0][1]
+        for sgn, body in parts[1:]:
+            text += f" {sgn} {body}"
+        return text
+
+    def __repr__(self):
+        return f"Poly({self.c_text()})"
+
+
+def _key_text(key: str) -> str:
+    kind, _, rest = key.partition(":")
+    return rest if kind in ("s", "a") else rest.split("#")[0]
+
+
+def ir_c_text(ir) -> str | None:
+    """C text of an IR over scalars (None if it mentions loop variables or opaque locals)."""
+    tag = ir[0]
+    if tag == "c":
+        return str(ir[1])
+    if tag in ("s", "a"):
+        return ir[1]
+    if tag in ("v", "l"):
+        return None
+    if tag == "neg":
+        a = ir_c_text(ir[1])
+        return None if a is None else f"(-{a})"
+    if tag == "?":
+        return None
+    a, b = ir_c_text(ir[1]), ir_c_text(ir[2])
+    if a is None or b is None:
+        return None
+    op = {"fdiv": ">>", "fmod": "&"}.get(tag, tag)
+    if tag == "fdiv":
+        b = str(ir[2][1].bit_length() - 1)
+    if tag == "fmod":
+        b = str(ir[2][1] - 1)
+    return f"({a} {op} {b})"
+
+
+def to_poly(ir) -> Poly | None:
+    tag = ir[0]
+    if tag == "c":
+        return Poly.const(ir[1])
+    if tag == "s":
+        return Poly.sym("s:" + ir[1])
+    if tag == "v":
+        return Poly.sym("v:" + ir[1])
+    if tag in ("l", "?"):
+        return None
+    if tag == "neg":
+        a = to_poly(ir[1])
+        return None if a is None else -a
+    if tag in ("/", "%", "fdiv", "fmod"):
+        a, b = to_poly(ir[1]), to_poly(ir[2])
+        if a is not None and b is not None and a.is_const() and b.is_const() and b.value() > 0:
+            x, y = a.value(), b.value()
+            q = int(x / y) if tag == "/" else x // y
+            if tag == "/":
+                return Poly.const(q)
+            if tag == "fdiv":
+                return Poly.const(q)
+            return Poly.const(x - y * int(x / y)) if tag == "%" else Poly.const(x % y)
+        text = ir_c_text(ir)
+        if text is None:
+            return None
+        return Poly.sym("a:" + text)
+    a, b = to_poly(ir[1]), to_poly(ir[2])
+    if a is None or b is None:
+        return None
+    return a + b if tag == "+" else a - b if tag == "-" else a * b
+
+
+def _loop_keys(p: Poly) -> set:
+    return {k for k in p.keys() if k.startswith("v:")}
+
+
+def _extreme_of_var(lp: LoopInfo, want_max: bool) -> Poly | None:
+    lo, hi, start = to_poly(lp.lo), to_poly(lp.hi), to_poly(lp.start)
+    if lo is None or hi is None or start is None:
+        return None
+    s = abs(lp.step)
+    if s == 1:
+        return hi - Poly.const(1) if want_max else lo
+    if lp.step > 0:                    # values start, start+s, ... < hi
+        if not want_max:
+            return start
+        span = hi - Poly.const(1) - start
+    else:                              # values start, start-s, ... >= lo
+        if want_max:
+            return start
+        span = start - lo
+    if span.is_const():
+        q = span.value() // s
+        k = Poly.const(q)
+    else:
+        if _loop_keys(span):
+            return None
+        k = Poly.sym(f"a:(({span.c_text()}) / {s})")
+    return start + Poly.const(s) * k if lp.step > 0 else start - Poly.const(s) * k
+
+
+def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
+    """Exact max (min) of ``p`` over the iteration space of ``loops`` (outermost first)."""
+    for lp in reversed(loops):
+        key = "v:" + lp.uid
+        if key not in p.keys():
+            continue
+        sp = p.split(key)
+        if sp is None:
+            return None
+        coef, rest = sp
+        if _loop_keys(coef):
+            return None
+        sg = coef.sign()
+        if sg is None:
+            return None
+        ext = _extreme_of_var(lp, want_max if sg >= 0 else not want_max)
+        if ext is None:
+            return None
+        p = rest + coef * ext
+    if _loop_keys(p):
+        return None
+    return p
+
+
+def _max_index(acc: Access) -> Poly | None:
+    if acc.index is None:
+        return None
+    p = to_poly(acc.index)
+    if p is not None:
+        best = _poly_bound(p, acc, True)
+        if best is not None:
+            return best
+    r = _range(acc.index, acc)
+    return None if r is None else Poly.const(r[1])
+
+
+def _poly_bound(p: Poly, acc: Access, want_max: bool):
+    """Max (min) of ``p`` over the loops of ``acc``, tightened by its guards."""
+    best = poly_max(p, acc.loops, want_max)
+    for g in _conjuncts(acc.guards):
+        if g[0] not in ("<", "<="):
+            continue
+        a, b = to_poly(g[1]), to_poly(g[2])
+        if a is None or b is None:
+            continue
+        strict = Poly.const(1) if g[0] == "<" else Poly.const(0)
+        if want_max:                   # p = a + d, a < b  ->  p <= b - 1 + d
+            d = p - a
+            bound = None if _loop_keys(d) else b + d - strict
+        else:                          # p = b + d, a < b  ->  p >= a + 1 + d
+            d = p - b
+            bound = None if _loop_keys(d) else a + d + strict
+        if bound is None:
+            continue
+        bound = poly_max(bound, acc.loops, want_max)
+        if bound is None:
+            continue
+        best = bound if best is None else _pick(best, bound, smaller=want_max)
+    return best if isinstance(best, Poly) or best is None else None
+
+
+def _range(ir, acc: Access) -> tuple[int, int] | None:
+    """Constant interval of an IR over the accesses' loops and guards (constant shapes)."""
+    p = to_poly(ir)
+    if p is not None:
+        hi, lo = _poly_bound(p, acc, True), _poly_bound(p, acc, False)
+        if hi is not None and lo is not None and hi.is_const() and lo.is_const():
+            return lo.value(), hi.value()
+    tag = ir[0]
+    if tag == "?":
+        a, b = _range(ir[2], acc), _range(ir[3], acc)
+        return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
+    if tag == "neg":
+        a = _range(ir[1], acc)
+        return None if a is None else (-a[1], -a[0])
+    if tag not in ("+", "-", "*", "/", "%", "fdiv", "fmod"):
+        return None
+    a, b = _range(ir[1], acc), _range(ir[2], acc)
+    if a is None or b is None:
+        return None
+    if tag == "+":
+        return a[0] + b[0], a[1] + b[1]
+    if tag == "-":
+        return a[0] - b[1], a[1] - b[0]
+    if tag == "*":
+        c = [x * y for x in a for y in b]
+        return min(c), max(c)
+    if b[0] != b[1] or b[0] <= 0:
+        return None
+    d = b[0]
+    if tag in ("/", "%") and a[0] < 0:
+        return None
+    if tag in ("/", "fdiv"):
+        return a[0] // d, a[1] // d
+    if a[1] - a[0] + 1 >= d or a[0] // d != a[1] // d:
+        return 0, d - 1
+    return a[0] % d, a[1] % d
+
+
+def _conjuncts(guards):
+    for g in guards:
+        if g[0] == "&&":
+            yield from _conjuncts((g[1], g[2]))
+        elif g[0] == "!" and g[1][0] == "<":
+            yield ("<=", g[1][2], g[1][1])
+        elif g[0] == "!" and g[1][0] == "<=":
+            yield ("<", g[1][2], g[1][1])
+        elif g[0] == "!" and g[1][0] == "||":
+            yield from _conjuncts((("!", g[1][1]), ("!", g[1][2])))
+        else:
+            yield g
+
+
+def _pick(a, b, smaller: bool):
+    """The smaller (larger) of two Polys when their order is provable, else a Max/Min node."""
+    if isinstance(a, Poly) and isinstance(b, Poly):
+        s = (a - b).sign()
+        if s is not None:
+            return (b if s > 0 else a) if smaller else (a if s >= 0 else b)
+    return ("min" if smaller else "max", a, b)
+
+
+def _ext_text(e) -> str:
+    if isinstance(e, Poly):
+        return e.c_text()
+    op, a, b = e
+    ta, tb = _ext_text(a), _ext_text(b)
+    cmp = "<" if op == "min" else ">"
+    return f"(({ta}) {cmp} ({tb}) ? ({ta}) : ({tb}))"
+
+
+def extents(info: NestInfo) -> dict[str, object]:
+    """Pointer parameter -> element count touched (int, C expression text, or None)."""
+    out: dict[str, object] = {}
+    best: dict[str, object] = {}
+    failed: set[str] = set()
+    for acc in info.accesses:
+        if not acc.is_param or acc.buffer in failed:
+            continue
+        m = _max_index(acc)
+        if m is None:
+            failed.add(acc.buffer)
+            continue
+        m = m + Poly.const(1)
+        best[acc.buffer] = m if acc.buffer not in best else _pick(best[acc.buffer], m, smaller=False)
+    for name, p in info.params.items():
+        if p.kind != "pointer":
+            continue
+        if name in failed:
+            out[name] = None
+        elif name not in best:
+            out[name] = 0
+        else:
+            e = best[name]
+            if isinstance(e, Poly) and e.is_const():
+                out[name] = max(e.value(), 0)
+            else:
+                out[name] = _ext_text(e)
+    return out
+
+
+def infer_inputs(program) -> dict[str, object]:
+    """Pointer parameter -> element count the entry touches (see ``extents``)."""
+    return extents(analyze(program))
+
+
+def free_symbols(info: NestInfo) -> set[str]:
+    return {n for n, p in info.params.items() if p.kind != "pointer"}

@@ -1,0 +1,830 @@
+"""loop_bind: lower canonical sequential C to CUDA or HIP by binding parallel loops to threads.
+
+Summary
+    The entry's statements are partitioned in order (``plan``): a loop nest whose outermost
+    loop carries no dependence (``passes.affine.parallel``) is outlined into a ``__global__``
+    kernel, its outermost parallel loop - fused with the next one when both are parallel, the
+    nest is perfect, the inner bounds do not depend on the outer variable and the outer trip
+    count alone would not fill the GPU - bound to ``blockIdx.x * blockDim.x + threadIdx.x``;
+    inner loops stay sequential inside the kernel. A sequential loop that contains parallel
+    loops stays on the host and launches their kernels in each iteration. Statements that
+    touch no pointer parameter stay on the host; others (between nests) become one
+    single-thread kernel. ``#pragma omp`` lines are dropped. The host entry keeps the entry's
+    name and parameter list and is produced by the target back-end's ``emit_host_entry``
+    (``platforms/common/hostgen.py``): device buffers sized by ``affine.extents``, every
+    buffer copied in, the launches, outputs copied back, buffers freed.
+Requires
+    1. The program is canonical C (platform ``vnni``) with a defined entry function, and uses
+       no intrinsics (``_mm*``: run a VNNI detensorize first)  [XP-BIND-003].
+    2. At least one loop carries no dependence (Z3 proof)  [XP-BIND-001].
+    3. The element count each pointer parameter is accessed with is computable
+       (``affine.extents``)  [XP-BIND-002].
+    4. Pointers are traceable to parameters or local arrays; calls go to pure math functions
+       or helpers defined in the file; no scalar computed in device code is needed later on
+       the host; no entry-level local array is shared between host and device code
+       [XP-BIND-003].
+    5. ``1 <= block <= 1024`` (threads per block, CUDA/HIP limit)  [XP-BIND-004].
+Guarantees
+    Same outputs on the virtual device; every kernel launches at most ``block`` threads per
+    block and at most 2^31-1 blocks (grid-stride loop with at most 65535 blocks when the
+    trip count may exceed that or when the body uses ``continue``). Helpers called from
+    kernels become ``__host__ __device__``; file-scope ``const`` scalars become
+    ``constexpr`` (usable in device code).
+Options
+    to: ``cuda`` or ``hip``.  block: threads per block (default 256; smaller constant trip
+    counts get a block of the trip count rounded up to 32).
+Example
+    ``for (int i = 0; i < n; ++i) out[i] = x[i] + y[i];``  ->
+    ``__global__ void add_k0(const float *x, const float *y, float *out, int n)
+    { long long __xp_t = ...; if (__xp_t < __xp_n) { int i = (int) (0 + __xp_t * 1); out[i] = x[i] + y[i]; } }``
+    and a host entry ``add(x, y, out, n)`` that copies n floats of x, y, out in, launches
+    ``add_k0<<<dim3((__xp_n0 + 255) / 256), dim3(256)>>>`` and copies out back.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field, replace
+
+from pycparser import c_ast
+
+from xpiler.errors import Coord, Diagnostic
+
+from . import affine
+from .base import Option, PassInfo, register
+
+NAME = "loop_bind"
+FILL_THREADS = 8192           # fuse two parallel loops when the outer trip count is below this
+MAX_GRID = 2147483647
+STRIDE_GRID = 65535
+DEVICE_LIBRARY = frozenset({"memcpy", "memset", "printf"}) | affine.PURE_FUNCTIONS
+_HOST_ONLY_INCLUDES = re.compile(r"#\s*include\s*[<\"](?:immintrin|x86intrin|omp|xmmintrin|"
+                                 r"emmintrin|smmintrin|avxintrin)\.h[>\"]")
+
+
+class BindError(Exception):
+    def __init__(self, code: str, message: str, node=None):
+        super().__init__(message)
+        self.code, self.message, self.node = code, message, node
+
+
+# ------------------------------------------------------------------------------ plan
+@dataclass
+class Region:
+    kind: str                           # host | kernel | single | hostloop
+    stmts: list                         # original statements (host / single / hostloop: [For])
+    loops: list = field(default_factory=list)      # kernel: bound LoopInfo (1 or 2)
+    inner: list = field(default_factory=list)      # hostloop: regions of the body
+    params: list = field(default_factory=list)     # kernel/single: [(name, type text, kind)]
+    name: str = ""
+    block: int = 256
+    stride: bool = False
+
+
+@dataclass
+class Plan:
+    regions: list
+    sizes: dict
+    helpers: set
+    info: affine.NestInfo
+
+
+def _diag(program, code: str, message: str, node=None) -> Diagnostic:
+    c = getattr(node, "coord", None)
+    coord = Coord(getattr(c, "file", None) or program.path, getattr(c, "line", 0) or 0,
+                  getattr(c, "column", 0) or 0)
+    return Diagnostic(code, message, coord, pass_name=NAME)
+
+
+def plan(program, block: int = 256) -> tuple[Plan | None, list[Diagnostic]]:
+    """The lowering plan, or None with the diagnostics that refuse it (legality)."""
+    try:
+        return _plan(program, block), []
+    except BindError as exc:
+        return None, [_diag(program, exc.code, exc.message, exc.node)]
+
+
+def _plan(program, block: int) -> Plan:
+    if not 1 <= block <= 1024:
+        raise BindError("XP-BIND-004", f"block={block}: CUDA/HIP blocks hold 1..1024 threads")
+    if program.platform != "vnni":
+        raise BindError("XP-BIND-003", f"loop_bind lowers canonical C (platform vnni), not "
+                        f"{program.platform}: lift the program first")
+    if program.entry is None or affine.entry_function(program) is None:
+        raise BindError("XP-BIND-003", "no entry function definition")
+    intr = [i for i in program.intrinsics if i.startswith("_mm")] or _intrinsic_calls(program)
+    if intr:
+        raise BindError("XP-BIND-003", f"the program uses x86 intrinsics ({intr[0]}, ...): "
+                        "detensorize them into scalar loops first")
+    info = affine.analyze(program)
+    if info.problems:
+        code, msg, node = info.problems[0]
+        raise BindError(code, msg, node)
+    sizes = affine.extents(info)
+    for name, size in sizes.items():
+        if size is None:
+            acc = next((a for a in info.accesses if a.buffer == name and
+                        affine._max_index(a) is None), None)
+            raise BindError("XP-BIND-002", f"the number of elements of '{name}' the program "
+                            "accesses is not computable (non-affine subscript or bound)",
+                            acc.node if acc else None)
+    builder = _Planner(program, info, block)
+    params = [p.name for p in program.entry.params]
+    regions = builder.partition(list(info.function.body.block_items or []),
+                                {n: None for n in params})
+    if not builder.kernels:
+        why = builder.first_refusal
+        msg = "no loop without a loop-carried dependence was found; refusing to emit a " \
+              "single-thread GPU program"
+        node = None
+        if why is not None:
+            msg += f" ({why.reason})"
+            node = why.node
+        raise BindError("XP-BIND-001", msg, node)
+    return Plan(regions, sizes, builder.helpers, info)
+
+
+def _intrinsic_calls(program) -> list[str]:
+    found = []
+
+    class V(c_ast.NodeVisitor):
+        def visit_FuncCall(self, n):
+            if isinstance(n.name, c_ast.ID) and n.name.name.startswith("_mm"):
+                found.append(n.name.name)
+            self.generic_visit(n)
+
+    V().visit(program.ast)
+    return found
+
+
+class _Names(c_ast.NodeVisitor):
+    """IDs referenced, names declared and names assigned in a statement list."""
+
+    def __init__(self):
+        self.used: list[str] = []
+        self.declared: set[str] = set()
+        self.assigned: set[str] = set()
+        self.calls: list[tuple[str, c_ast.Node]] = []
+
+    def visit_Decl(self, n):
+        if n.name:
+            self.declared.add(n.name)
+        self.generic_visit(n)
+
+    def visit_ID(self, n):
+        if n.name not in self.used:
+            self.used.append(n.name)
+
+    def visit_StructRef(self, n):
+        self.visit(n.name)               # the field is not a variable
+
+    def visit_Assignment(self, n):
+        if isinstance(n.lvalue, c_ast.ID):
+            self.assigned.add(n.lvalue.name)
+        self.generic_visit(n)
+
+    def visit_UnaryOp(self, n):
+        if n.op in ("++", "--", "p++", "p--", "&") and isinstance(n.expr, c_ast.ID):
+            self.assigned.add(n.expr.name)
+        self.generic_visit(n)
+
+    def visit_FuncCall(self, n):
+        if isinstance(n.name, c_ast.ID):
+            self.calls.append((n.name.name, n))
+        else:
+            self.visit(n.name)
+        if n.args is not None:
+            self.visit(n.args)
+
+
+def _names(stmts) -> _Names:
+    v = _Names()
+    for s in stmts:
+        v.visit(s)
+    return v
+
+
+class _Planner:
+    def __init__(self, program, info: affine.NestInfo, block: int):
+        self.program, self.info, self.block = program, info, block
+        self.entry = program.entry
+        self.pointer_params = {p.name for p in self.entry.params if p.kind == "pointer"}
+        self.access_nodes = {id(a.node): a for a in info.accesses}
+        self.helpers_defs = {e.decl.name: e for e in program.ast.ext
+                             if isinstance(e, c_ast.FuncDef) and e.decl.name != self.entry.name}
+        self.helpers: set[str] = set()
+        self.kernels = 0
+        self.first_refusal = None
+        self.counter = 0
+
+    # -- partition ---------------------------------------------------------------------
+    def partition(self, items: list, scope: dict) -> list[Region]:
+        """Regions of a statement list; ``scope`` maps host-visible names -> Decl (None for
+        entry parameters)."""
+        out: list[Region] = []
+        scope = dict(scope)
+        items = [s for s in items if not _is_omp(s)]
+        for k, s in enumerate(items):
+            region = self._classify(s, scope)
+            if region.kind == "single" and out and out[-1].kind == "single":
+                out[-1].stmts.append(s)
+            else:
+                out.append(region)
+            if region.kind in ("host",) and isinstance(s, c_ast.Decl) and s.name:
+                scope[s.name] = s
+            if region.kind == "single" and isinstance(s, c_ast.Decl) and s.name:
+                later = _names(items[k + 1:]).used
+                if s.name in later:
+                    raise BindError("XP-BIND-003", f"'{s.name}' is computed from device data "
+                                    "and used later on the host (needs a device-to-host "
+                                    "scalar copy, not supported)", s)
+        for r in out:
+            self._finish(r, scope)
+        return out
+
+    def _touches(self, s) -> bool:
+        found = False
+
+        class V(c_ast.NodeVisitor):
+            def generic_visit(v, n):
+                nonlocal found
+                if id(n) in self.access_nodes:
+                    found = True
+                    return
+                for c in n:
+                    v.visit(c)
+
+        V().visit(s)
+        return found
+
+    def _classify(self, s, scope) -> Region:
+        if isinstance(s, c_ast.For) and id(s) in self.info.loop_of:
+            lp = self.info.loop_of[id(s)]
+            verdict = affine.parallel(self.info, lp)
+            if verdict.parallel:
+                self.kernels += 1
+                return Region("kernel", [s], loops=self._band(lp))
+            if self.first_refusal is None:
+                self.first_refusal = verdict
+            if lp.canonical and not lp.escapes and not lp.unknown_calls and \
+                    self._host_bounds(lp, scope) and self._touches(s):
+                body = s.stmt.block_items if isinstance(s.stmt, c_ast.Compound) else [s.stmt]
+                inner_scope = dict(scope)
+                inner_scope[lp.var] = s.init.decls[0]
+                before = self.kernels
+                try:
+                    inner = self.partition(list(body or []), inner_scope)
+                except BindError:
+                    inner = None
+                if inner is not None and self.kernels > before:
+                    return Region("hostloop", [s], inner=inner)
+                self.kernels = before
+        if self._touches(s):
+            return Region("single", [s])
+        return Region("host", [s])
+
+    def _host_bounds(self, lp: affine.LoopInfo, scope) -> bool:
+        for ir in (lp.lo, lp.hi, lp.start):
+            if ir is None or _ir_names(ir, self.info) is None:
+                return False
+            if any(n not in scope for n in _ir_names(ir, self.info)):
+                return False
+        return True
+
+    def _band(self, lp: affine.LoopInfo) -> list:
+        band = [lp]
+        body = lp.node.stmt
+        if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1:
+            body = body.block_items[0]
+        if not isinstance(body, c_ast.For) or id(body) not in self.info.loop_of:
+            return band
+        inner = self.info.loop_of[id(body)]
+        count = _trip_count_const(lp)
+        if count is not None and count >= FILL_THREADS:
+            return band
+        if not affine.parallel(self.info, inner).parallel:
+            return band
+        if any(_mentions_loop(ir, lp.uid) for ir in (inner.lo, inner.hi, inner.start)):
+            return band
+        if any(_ir_names(ir, self.info) is None for ir in (inner.lo, inner.hi, inner.start)):
+            return band
+        return band + [inner]
+
+    # -- kernel parameters ---------------------------------------------------------------
+    def _finish(self, r: Region, scope) -> None:
+        if r.kind == "hostloop":
+            return
+        names = _names(r.stmts)
+        for fname, node in names.calls:
+            if fname in self.helpers_defs:
+                if r.kind != "host":
+                    self._mark_helper(fname)
+                continue
+            if r.kind != "host" and fname not in DEVICE_LIBRARY:
+                raise BindError("XP-BIND-003", f"call to '{fname}', which is neither a math "
+                                "function nor defined in this file, cannot run on the device",
+                                node)
+        if r.kind == "host":
+            return
+        for name in names.used:
+            decl = scope.get(name, False)
+            if decl is False or name in names.declared and name not in self.pointer_params:
+                continue
+            if decl is not None and isinstance(decl.type, c_ast.ArrayDecl):
+                raise BindError("XP-BIND-003", f"entry-level array '{name}' is used in device "
+                                "code (it would need a device buffer)", decl)
+            if r.kind == "single" and name in names.assigned:
+                raise BindError("XP-BIND-003", f"'{name}' is assigned in device code but lives "
+                                "on the host", r.stmts[0])
+            r.params.append((name, self._param_type(name, decl)))
+        if r.kind == "kernel":
+            for lp in r.loops:               # bounds may use names the body does not
+                for ir in (lp.lo, lp.hi, lp.start):
+                    for n in _ir_names(ir, self.info) or ():
+                        if n in scope and n not in [p[0] for p in r.params]:
+                            r.params.append((n, self._param_type(n, scope[n])))
+        order = {p.name: k for k, p in enumerate(self.entry.params)}
+        r.params.sort(key=lambda p: (0, order[p[0]]) if p[0] in order else (1, 0))
+        self.counter += 1
+        r.name = f"{self.entry.name}_k{self.counter - 1}"
+        r.block = self.block
+        if r.kind == "kernel":
+            count = 1
+            for lp in r.loops:
+                c = _trip_count_const(lp)
+                count = None if c is None or count is None else count * c
+            if count is not None and count < self.block:
+                r.block = max(32, (count + 31) // 32 * 32) if count > 0 else 32
+                r.block = min(r.block, self.block) if self.block >= 32 else self.block
+            symbolic = count is None
+            wide = any(_loop_type(lp) not in ("int", "unsigned", "unsigned int", "short",
+                                              "char", "int32_t", "uint32_t")
+                       for lp in r.loops)
+            cont = any(k == "continue" for lp in r.loops for k, _ in lp.escapes)
+            r.stride = cont or (symbolic and (len(r.loops) > 1 or wide)) or (
+                count is not None and count > MAX_GRID * r.block)
+
+    def _param_type(self, name: str, decl) -> str:
+        if decl is None:
+            p = next(p for p in self.entry.params if p.name == name)
+            return p.type
+        from platforms.common.generator import type_text
+        t = copy.deepcopy(decl.type)
+        _strip_quals(t)
+        return type_text(t)
+
+    def _mark_helper(self, name: str) -> None:
+        if name in self.helpers:
+            return
+        self.helpers.add(name)
+        for fname, _ in _names([self.helpers_defs[name].body]).calls:
+            if fname in self.helpers_defs:
+                self._mark_helper(fname)
+
+
+def _strip_quals(t) -> None:
+    while t is not None:
+        if hasattr(t, "quals"):
+            t.quals = [q for q in t.quals if q not in ("const", "volatile")]
+        t = getattr(t, "type", None)
+
+
+def _loop_type(lp: affine.LoopInfo) -> str:
+    d = lp.node.init.decls[0]
+    return " ".join(affine._type_names(d.type))
+
+
+def _is_omp(s) -> bool:
+    return isinstance(s, c_ast.Pragma) and s.string.strip().startswith("omp")
+
+
+def _trip_count_const(lp: affine.LoopInfo) -> int | None:
+    lo, hi = affine.to_poly(lp.lo), affine.to_poly(lp.hi)
+    if lo is None or hi is None or not (hi - lo).is_const():
+        return None
+    span = (hi - lo).value()
+    s = abs(lp.step)
+    return max(0, (span + s - 1) // s)
+
+
+def _mentions_loop(ir, uid: str) -> bool:
+    if isinstance(ir, tuple):
+        if ir[:2] == ("v", uid):
+            return True
+        return any(_mentions_loop(x, uid) for x in ir[1:])
+    return False
+
+
+def _ir_names(ir, info) -> list[str] | None:
+    """Names of host values an IR reads (None if it needs a value only the device has)."""
+    out: list[str] = []
+
+    def walk(x) -> bool:
+        if not isinstance(x, tuple):
+            return True
+        tag = x[0]
+        if tag == "s":
+            out.append(x[1])
+        elif tag in ("v", "l"):
+            var = info.locals.get(x[1])
+            if var is None:
+                return False
+            out.append(var.name)
+        elif tag != "c":
+            return all(walk(y) for y in x[1:])
+        return True
+
+    return out if walk(ir) else None
+
+
+# ------------------------------------------------------------------------------ AST build
+def _parse_snippet(code: str) -> list:
+    """Statements of ``code`` parsed as plain C (template text of this pass, no source)."""
+    from pycparser.c_parser import CParser
+
+    ast = CParser().parse("void __xp_tmpl(void) {\n" + code + "\n}")
+    items = ast.ext[-1].body.block_items or []
+    for it in items:
+        _strip_coords(it)
+    return items
+
+
+def _strip_coords(n) -> None:
+    n.coord = None
+    for _, c in n.children():
+        _strip_coords(c)
+
+
+def _fill(node, holes: dict):
+    """Replace ``ID(hole)`` by deep copies of the given nodes (in place; returns node)."""
+    def sub(x):
+        if isinstance(x, c_ast.ID) and x.name in holes:
+            return copy.deepcopy(holes[x.name])
+        return None
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        v = getattr(node, attr, None)
+        if isinstance(v, c_ast.Node):
+            r = sub(v)
+            if r is not None:
+                setattr(node, attr, r)
+            else:
+                _fill(v, holes)
+        elif isinstance(v, list):
+            for k, x in enumerate(v):
+                if isinstance(x, c_ast.Node):
+                    r = sub(x)
+                    if r is not None:
+                        v[k] = r
+                    else:
+                        _fill(x, holes)
+    return node
+
+
+def _ir_ast(ir, info):
+    tag = ir[0]
+    if tag == "c":
+        return c_ast.Constant("int", str(ir[1]))
+    if tag == "s":
+        return c_ast.ID(ir[1])
+    if tag in ("v", "l"):
+        return c_ast.ID(info.locals[ir[1]].name)
+    if tag == "neg":
+        return c_ast.UnaryOp("-", _ir_ast(ir[1], info))
+    if tag == "?":
+        return c_ast.TernaryOp(_cond_ast(ir[1], info), _ir_ast(ir[2], info), _ir_ast(ir[3], info))
+    if tag == "fdiv":
+        return c_ast.BinaryOp(">>", _ir_ast(ir[1], info),
+                              c_ast.Constant("int", str(ir[2][1].bit_length() - 1)))
+    if tag == "fmod":
+        return c_ast.BinaryOp("&", _ir_ast(ir[1], info), c_ast.Constant("int", str(ir[2][1] - 1)))
+    return c_ast.BinaryOp(tag, _ir_ast(ir[1], info), _ir_ast(ir[2], info))
+
+
+def _cond_ast(c, info):
+    if c[0] in ("&&", "||"):
+        return c_ast.BinaryOp(c[0], _cond_ast(c[1], info), _cond_ast(c[2], info))
+    if c[0] == "!":
+        return c_ast.UnaryOp("!", _cond_ast(c[1], info))
+    return c_ast.BinaryOp(c[0], _ir_ast(c[1], info), _ir_ast(c[2], info))
+
+
+def _count_ast(lp: affine.LoopInfo, info):
+    """Trip count ``(hi - lo + s - 1) / s`` of a canonical loop, in 64-bit arithmetic."""
+    s = abs(lp.step)
+    hi, lo = affine.to_poly(lp.hi), affine.to_poly(lp.lo)
+    if hi is not None and lo is not None and _poly_ok(hi - lo):
+        span = hi - lo + affine.Poly.const(s - 1)
+        e = _poly_ast(span, info, wide=True)
+        return e if s == 1 else c_ast.BinaryOp("/", e, c_ast.Constant("int", str(s)))
+    (e,) = _parse_snippet(f"__xp_r = ((long long)(__xp_hi) - (long long)(__xp_lo) + {s - 1}) / {s};")
+    return _fill(e, {"__xp_hi": _ir_ast(lp.hi, info), "__xp_lo": _ir_ast(lp.lo, info)}).rvalue
+
+
+def _poly_ok(p) -> bool:
+    return all(not k.startswith("a:") for k in p.keys())
+
+
+def _ll(e):
+    return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+        None, [], None, c_ast.IdentifierType(["long", "long"]))), e)
+
+
+def _poly_ast(p, info, wide: bool):
+    """AST of a Poly over scalars / loop variables; ``wide``: each term in long long."""
+    if not p.t:
+        return c_ast.Constant("int", "0")
+    out = None
+    for m in sorted(p.t, key=lambda m: (-len(m), m)):
+        c = p.t[m]
+        factors = []
+        for key in m:
+            kind, _, rest = key.partition(":")
+            factors.append(c_ast.ID(rest if kind == "s" else info.locals[rest].name))
+        mag = abs(c)
+        if mag != 1 or not factors:
+            factors.insert(0, c_ast.Constant("int", str(mag)))
+        if wide:
+            factors[0] = _ll(factors[0])
+        term = factors[0]
+        for f in factors[1:]:
+            term = c_ast.BinaryOp("*", term, f)
+        if out is None:
+            out = term if c > 0 else c_ast.UnaryOp("-", term)
+        else:
+            out = c_ast.BinaryOp("+" if c > 0 else "-", out, term)
+    return out
+
+
+def _clean(stmt):
+    """Deep copy of a source statement without OpenMP pragmas."""
+    stmt = copy.deepcopy(stmt)
+
+    class V(c_ast.NodeVisitor):
+        def generic_visit(v, n):
+            for attr in ("block_items",):
+                items = getattr(n, attr, None)
+                if isinstance(items, list):
+                    n.block_items = [x for x in items if not _is_omp(x)]
+            for c in n:
+                v.visit(c)
+
+    V().visit(stmt)
+    return stmt
+
+
+def _param_decls(params) -> str:
+    out = []
+    for name, t in params:
+        t = t.strip()
+        out.append(f"{t}{name}" if t.endswith("*") else f"{t} {name}")
+    return ", ".join(out) or "void"
+
+
+def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
+    from pycparser.c_parser import CParser
+
+    head = f"void {region.name}({_param_decls(region.params)}) {{ }}"
+    try:
+        fdef = CParser().parse(_typedefs(region.params) + head).ext[-1]
+    except Exception:                    # unusual parameter types: refuse, do not guess
+        raise BindError("XP-BIND-003", f"cannot declare kernel parameters "
+                        f"({_param_decls(region.params)})")
+    _strip_coords(fdef)
+    fdef.decl.funcspec = ["__global__"]
+    if region.kind == "single":
+        items = [_clean(s) for s in region.stmts]
+        fdef.body.block_items = items
+        return fdef
+    loops = region.loops
+    body = _clean(loops[-1].node.stmt)
+    decls = []
+    if len(loops) == 1:
+        idx = {"__xp_k0": c_ast.ID("__xp_t")}
+    else:
+        idx = {"__xp_k0": c_ast.BinaryOp("/", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1")),
+               "__xp_k1": c_ast.BinaryOp("%", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1"))}
+        (e1,) = _parse_snippet("const long long __xp_e1 = 0;")
+        e1.init = _count_ast(loops[1], info)
+        decls.append(e1)
+    (n_decl,) = _parse_snippet("const long long __xp_n = 0;")
+    n_decl.init = _count_ast(loops[0], info)
+    if len(loops) == 2:
+        n_decl.init = c_ast.BinaryOp("*", n_decl.init, c_ast.ID("__xp_e1"))
+    decls.append(n_decl)
+    var_decls = []
+    for k, lp in enumerate(loops):
+        d = copy.deepcopy(lp.node.init.decls[0])
+        _strip_coords(d)
+        tname = " ".join(affine._type_names(d.type))
+        start = affine.to_poly(lp.start)
+        if start is not None and _poly_ok(start):
+            start_ast = None if not start.t else _poly_ast(start, info, wide=True)
+        else:
+            start_ast = _ll(_ir_ast(lp.start, info))
+        step = idx[f"__xp_k{k}"]
+        if lp.step != 1:
+            step = c_ast.BinaryOp("*", step, c_ast.Constant("int", str(lp.step)))
+        value = step if start_ast is None else c_ast.BinaryOp("+", start_ast, step)
+        (tmpl,) = _parse_snippet("__xp_x = (int)(__xp_v);")
+        tmpl = _fill(tmpl, {"__xp_v": value}).rvalue
+        tmpl.to_type = c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
+                                      c_ast.IdentifierType(tname.split())))
+        d.init = tmpl
+        var_decls.append(d)
+    inner = c_ast.Compound(var_decls + (body.block_items or [] if isinstance(body, c_ast.Compound)
+                                        else [body]))
+    if region.stride:
+        (loop,) = _parse_snippet(
+            "for (long long __xp_t = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+            "__xp_t < __xp_n; __xp_t += (long long)gridDim.x * blockDim.x) { }")
+        loop.stmt = inner
+        fdef.body.block_items = decls + [loop]
+    else:
+        (t_decl, guard) = _parse_snippet(
+            "const long long __xp_t = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
+            "if (__xp_t < __xp_n) { }")
+        guard.iftrue = inner
+        fdef.body.block_items = decls + [t_decl, guard]
+    return fdef
+
+
+def _typedefs(params) -> str:
+    """Typedef lines that let plain pycparser read the parameter types."""
+    known = set("void char short int long float double signed unsigned const volatile "
+                "restrict __restrict__ _Bool bool".split())
+    out = []
+    for _, t in params:
+        for w in re.findall(r"[A-Za-z_]\w*", t):
+            if w not in known and f"typedef int {w};" not in out:
+                out.append(f"typedef int {w};")
+    return "\n".join(out) + "\n"
+
+
+def _launch_stmts(region: Region, info, k: int) -> list:
+    """Host statements launching ``region`` (count, grid, <<<>>>)."""
+    args = [c_ast.ID(f"d_{n}" if _is_pointer_param(n, info) else n) for n, _ in region.params]
+    if region.kind == "single":
+        grid, blk = _dim3(c_ast.Constant("int", "1")), _dim3(c_ast.Constant("int", "1"))
+        return [_launch(region.name, grid, blk, args)]
+    loops = region.loops
+    n = _count_ast(loops[0], info)
+    if len(loops) == 2:
+        n = c_ast.BinaryOp("*", n, _count_ast(loops[1], info))
+    b = region.block
+    cap = STRIDE_GRID if region.stride else MAX_GRID
+    stmts = _parse_snippet(
+        f"const long long __xp_n{k} = 0;"
+        f"if (__xp_n{k} > 0) {{ long long __xp_g{k} = (__xp_n{k} + {b - 1}) / {b};"
+        f" if (__xp_g{k} > {cap}) __xp_g{k} = {cap}; }}")
+    stmts[0].init = n
+    grid = _dim3(c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+        None, [], None, c_ast.IdentifierType(["unsigned"]))), c_ast.ID(f"__xp_g{k}")))
+    blk = _dim3(c_ast.Constant("int", str(b)))
+    stmts[1].iftrue.block_items.append(_launch(region.name, grid, blk, args))
+    return [c_ast.Compound(stmts)]
+
+
+def _is_pointer_param(name: str, info) -> bool:
+    p = info.params.get(name)
+    return p is not None and p.kind == "pointer"
+
+
+def _dim3(e):
+    return c_ast.FuncCall(c_ast.ID("dim3"), c_ast.ExprList([e]))
+
+
+def _launch(kernel: str, grid, block, args):
+    from platforms.common.lexer import LAUNCH
+
+    inner = c_ast.FuncCall(c_ast.ID(LAUNCH), c_ast.ExprList([c_ast.ID(kernel), grid, block]))
+    return c_ast.FuncCall(inner, c_ast.ExprList(args))
+
+
+# ------------------------------------------------------------------------------ the pass
+@register(PassInfo(
+    name=NAME,
+    summary="canonical C -> CUDA/HIP: outline parallel loop nests into kernels bound to "
+            "blockIdx.x*blockDim.x+threadIdx.x; host entry via hostgen",
+    options={"to": Option(str, "cuda", "target platform: cuda or hip"),
+             "block": Option(int, 256, "threads per block (<= 1024)")},
+    requires=("canonical C (platform vnni) without intrinsics",
+              "at least one loop without a loop-carried dependence (XP-BIND-001)",
+              "computable access extents for every pointer parameter (XP-BIND-002)",
+              "traceable pointers, device-callable functions, no device->host scalars "
+              "(XP-BIND-003)", "1 <= block <= 1024 (XP-BIND-004)"),
+    guarantees=("same outputs on the virtual device", "<= block threads per block, grid within "
+                "limits (grid-stride loop otherwise)", "entry name and parameters kept"),
+    introduces=("__global__ kernels", "CUDA/HIP runtime API", "<<<>>> launches"),
+))
+def loop_bind(program, *, to: str = "cuda", block: int = 256):
+    import platforms
+    from xpiler.program import parse_source
+
+    the_plan, problems = plan(program, block)
+    if the_plan is None:
+        from .base import PassRefused
+        raise PassRefused(problems[0].message, diagnostics=problems)
+    info = the_plan.info
+    backend = platforms.module(to, "backend")
+    kernels: list[c_ast.FuncDef] = []
+    host_items = _lower_regions(the_plan.regions, info, kernels, [0])
+    sizes = {n: str(v) for n, v in the_plan.sizes.items()}
+    marker = "__xp_marker_kernel"
+    host_text = backend.emit_host_entry(program.entry.name, list(program.entry.params), marker,
+                                        {"grid": ("1",), "block": ("1",)}, sizes=sizes)
+    host_prog = parse_source(host_text, to, "<hostgen>")
+    host_fn = next(e for e in host_prog.ast.ext if isinstance(e, c_ast.FuncDef))
+    _strip_coords(host_fn)
+    items = host_fn.body.block_items
+    at = next(k for k, s in enumerate(items) if _is_marker_launch(s, marker))
+    # hostgen's "dim3 grid(...); dim3 block(...);" precede its launch: ours replace all three
+    start = at
+    while start > 0 and isinstance(items[start - 1], c_ast.Decl) and \
+            items[start - 1].name in ("grid", "block"):
+        start -= 1
+    host_fn.body.block_items = items[:start] + host_items + items[at + 1:]
+
+    ext = []
+    for e in program.ast.ext:
+        if isinstance(e, c_ast.FuncDef):
+            if e.decl.name == program.entry.name:
+                continue
+            e = copy.deepcopy(e)
+            if e.decl.name in the_plan.helpers:
+                spec = [s for s in e.decl.funcspec or [] if s not in ("__host__", "__device__")]
+                e.decl.funcspec = spec + ["__host__", "__device__"]
+            ext.append(e)
+        elif isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl) and \
+                e.name == program.entry.name:
+            continue
+        elif isinstance(e, c_ast.Pragma) and e.string.strip().startswith("omp"):
+            continue
+        else:
+            ext.append(_constexpr(copy.deepcopy(e)))
+    ast = c_ast.FileAST(ext + kernels + [host_fn])
+    facts = copy.deepcopy(program.facts)
+    preamble = [l for l in host_prog.facts.get("preamble", [])]
+    for line in program.facts.get("preamble", []):
+        if _HOST_ONLY_INCLUDES.search(line) or line in preamble:
+            continue
+        preamble.append(line)
+    facts["preamble"] = preamble
+    facts["extern_c"] = [program.entry.name]
+    draft = replace(program, platform=to, ast=ast, facts=facts, source="",
+                    launches=[], intrinsics=[])
+    text = backend.emit(draft)
+    return parse_source(text, to, _target_path(program.path, to), entry=program.entry.name)
+
+
+def _target_path(path: str, to: str) -> str:
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return stem + (".cu" if to == "cuda" else ".hip")
+
+
+@loop_bind.legality
+def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256) -> list[Diagnostic]:
+    if to not in ("cuda", "hip"):
+        return [_diag(program, "XP-BIND-003", f"loop_bind targets cuda or hip, not {to}")]
+    the_plan, problems = plan(program, block)
+    if the_plan is None:
+        return problems
+    try:
+        _lower_regions(the_plan.regions, the_plan.info, [], [0])
+    except BindError as exc:
+        return [_diag(program, exc.code, exc.message, exc.node)]
+    return []
+
+
+def _is_marker_launch(s, marker: str) -> bool:
+    from platforms.common.generator import launch_parts
+
+    parts = launch_parts(s) if isinstance(s, c_ast.FuncCall) else None
+    return parts is not None and isinstance(parts[0], c_ast.ID) and parts[0].name == marker
+
+
+def _lower_regions(regions, info, kernels: list, counter: list) -> list:
+    out = []
+    for r in regions:
+        if r.kind == "host":
+            out += [_clean(s) for s in r.stmts]
+        elif r.kind == "hostloop":
+            loop = _clean(r.stmts[0])
+            loop.stmt = c_ast.Compound(_lower_regions(r.inner, info, kernels, counter))
+            out.append(loop)
+        else:
+            kernels.append(_kernel_def(r, info, None))
+            out += _launch_stmts(r, info, counter[0])
+            counter[0] += 1
+    return out
+
+
+def _constexpr(e):
+    """File-scope ``const`` scalars with initialisers -> ``constexpr`` (device-usable)."""
+    if isinstance(e, c_ast.Decl) and e.init is not None and "const" in (e.quals or []) and \
+            isinstance(e.type, c_ast.TypeDecl) and "constexpr" not in (e.storage or []):
+        e.quals = [q for q in e.quals if q != "const"]
+        e.type.quals = [q for q in e.type.quals if q != "const"]
+        e.storage = list(e.storage or []) + ["constexpr"]
+    return e
