@@ -86,6 +86,14 @@ __global__ void shfl_rules(int* out) {
   out[3 * 64 + lane] = __shfl_xor(v, 33, 64);
 }
 
+__global__ void dyn_rev(float* d) {
+  HIP_DYNAMIC_SHARED(float, s)
+  int t = threadIdx.x;
+  s[t] = d[t];
+  __syncthreads();
+  d[t] = s[blockDim.x - 1 - t];
+}
+
 extern "C" void wave_sum_host(const float* h_in, float* h_out, unsigned long long* h_ballots, int n) {
   float *d_in, *d_out;
   unsigned long long* d_b;
@@ -187,6 +195,15 @@ def test_wavefront64_shuffle_ballot_via_hipLaunchKernelGGL(so):
     np.testing.assert_allclose(out, x.reshape(-1, 64).sum(1), rtol=1e-5)
     ref = [sum(1 << i for i in range(64) if row[i] > 0.5) for row in x.reshape(-1, 64)]
     assert [int(b) for b in ballots] == ref
+
+
+def test_hip_dynamic_shared_and_lds_limit(so):
+    d = np.arange(128, dtype=np.float32)
+    (d,) = _run(so, "dyn_rev", [d], launch=((1, 1, 1), (128, 1, 1), 512))
+    np.testing.assert_array_equal(d, np.arange(128, dtype=np.float32)[::-1])
+    r = H.call(so, "dyn_rev", [np.zeros(128, np.float32)], launch=((1, 1, 1), (128, 1, 1), 65537), strict=True,
+               platform="hip")
+    assert r.rc == 42 and "65537 bytes of dynamic" in r.error()["message"]
 
 
 def test_hip_shuffle_rules(so):
