@@ -72,9 +72,10 @@ PLANS: dict[tuple[str, str], str] = {
     ("hip", "cuda"): "api_map{to=cuda}",
     ("vnni", "cuda"): "loop_bind{to=cuda}",
     ("vnni", "hip"): "loop_bind{to=hip}",
+    ("bang", "vnni"): "detensorize,task_recovery",
 }
 # modules whose import registers the passes the plans name
-PASS_MODULES = ("passes.api_map", "passes.loop_bind")
+PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.detensorize", "passes.task_recovery")
 
 
 def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
