@@ -108,6 +108,8 @@ def call(so: Path, entry: str, args: list, *, launch=None, strict: bool = False,
             arrays = parent.recv()
         except EOFError:
             arrays = []
+    else:  # hung (deadlock / endless loop): stop it
+        os.kill(pid, 9)
     _, status = os.waitpid(pid, 0)
     rc = os.waitstatus_to_exitcode(status)
     stderr = err_path.read_text(errors="replace")
