@@ -13,7 +13,7 @@ well under a second. The kernels are written the way HIP code for CDNA GPUs is w
 - matrix ops (gemm, bmm, dense, gatemlp, mha) with ``__builtin_amdgcn_mfma_f32_16x16x4f32``
   in 64-lane blocks: lane L supplies A[L%16][L/16] and B[L/16][L%16] and holds
   D[4*(L/16)+r][L%16], r < 4 (PLATFORMS.md section 4);
-- some element-wise / layout kernels in TVM's ROCm output style.
+- some element-wise / layout kernels in TVM-generated style (CUDA codegen output, hipified).
 
 Usage: .venv/bin/python tools/gen_corpus_hip.py [--check]
 """
@@ -56,12 +56,12 @@ def ew_expr(op: str, v: str, w: str = "", approximate: str = "tanh") -> str:
     }[op]
 
 
-TVM_EW = {  # TVM ROCm spelling of the same expressions
+TVM_EW = {  # TVM source-codegen spelling of the same expressions (hipified)
     "add": lambda a: f"({a('A')} + {a('B')})",
     "sub": lambda a: f"({a('A')} - {a('B')})",
     "sign": lambda a: (f"((0.000000e+00f < {a('A')}) ? 1.000000e+00f : (({a('A')} < 0.000000e+00f) ? "
                        f"-1.000000e+00f : 0.000000e+00f))"),
-    "sin": lambda a: f"__ocml_sin_f32({a('A')})",
+    "sin": lambda a: f"sinf({a('A')})",
     "relu": lambda a: f"max({a('A')}, 0.000000e+00f)",
     "sigmoid": lambda a: f"(1.000000e+00f / (1.000000e+00f + __expf((0.000000e+00f - {a('A')}))))",
 }
@@ -69,7 +69,7 @@ TVM_EW = {  # TVM ROCm spelling of the same expressions
 
 def elementwise(op: str, shape: list[int], variant: str, attrs: dict | None = None) -> Entry:
     """variant: ggl (hipLaunchKernelGGL, bounds check), stride (grid-stride loop, <<<>>>),
-    kernel (kernel-only), tvm (TVM ROCm output), 2d (dim3(64, 4) blocks over [rows, cols])."""
+    kernel (kernel-only), tvm (hipified TVM output), 2d (dim3(64, 4) blocks over [rows, cols])."""
     attrs = attrs or {}
     n = prod(shape)
     binary = op in ("add", "sub")
@@ -1024,7 +1024,7 @@ __global__ void scatter_updates(const int* __restrict__ indices, const float* __
 
 
 def concat(shape: list[int], axis: int, sizes: list[int], style: str) -> Entry:
-    """style 'copy': one launch per input writing its slab at an offset; 'tvm': TVM ROCm
+    """style 'copy': one launch per input writing its slab at an offset; 'tvm': TVM-generated,
     single kernel with selects."""
     pre, post = prod(shape[:axis]), prod(shape[axis + 1:])
     tot_ax = sum(sizes)

@@ -1,7 +1,7 @@
 #include <hip/hip_runtime.h>
 
 extern "C" __global__ void __launch_bounds__(256) default_function_kernel(float* __restrict__ T_sin, float* __restrict__ A) {
-  T_sin[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))] = __ocml_sin_f32(A[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))]);
+  T_sin[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))] = sinf(A[((((int)blockIdx.x) * 256) + ((int)threadIdx.x))]);
 }
 
 extern "C" void sin_kernel(float* A, float* T_sin) {
