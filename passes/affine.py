@@ -351,7 +351,8 @@ class _Walker(c_ast.NodeVisitor):
         if len(subs) != 1:
             return (base[0], None, base[0] in self.params)
         si = self.ir(subs[0])
-        idx = None if si is None or base[1] is None else ("+", base[1], si)
+        idx = None if si is None or base[1] is None else \
+            si if base[1] == ("c", 0) else ("+", base[1], si)
         return (base[0], idx, base[0] in self.params)
 
     # -- recording ---------------------------------------------------------------------
@@ -1168,6 +1169,41 @@ def _extreme_of_var(lp: LoopInfo, want_max: bool) -> Poly | None:
     return start + Poly.const(s) * k if lp.step > 0 else start - Poly.const(s) * k
 
 
+def _poly_z3(z3, p: Poly, syms: dict):
+    out = z3.IntVal(0)
+    for m, c in p.t.items():
+        term = z3.IntVal(c)
+        for k in m:
+            if k not in syms:
+                syms[k] = z3.Int(k)
+            term = term * syms[k]
+        out = out + term
+    return out
+
+
+def _sign_when_running(coef: Poly, loops) -> int | None:
+    """Sign of ``coef`` given every scalar >= 0 and every loop (with loop-free bounds) running
+    at least once: an access inside empty loops never happens, so its bound is vacuous there."""
+    z3 = _z3()
+    syms: dict = {}
+    facts = []
+    for lp in loops:
+        lo, hi = to_poly(lp.lo), to_poly(lp.hi)
+        if lo is None or hi is None or _loop_keys(lo) or _loop_keys(hi):
+            continue
+        facts.append(_poly_z3(z3, lo, syms) < _poly_z3(z3, hi, syms))
+    c = _poly_z3(z3, coef, syms)
+    facts += [v >= 0 for v in syms.values()]
+    for sign, claim in ((1, c >= 0), (-1, c <= 0)):
+        solver = z3.Solver()
+        solver.set("timeout", 2000)
+        solver.add(*facts)
+        solver.add(z3.Not(claim))
+        if solver.check() == z3.unsat:
+            return sign
+    return None
+
+
 def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
     """Exact max (min) of ``p`` over the iteration space of ``loops`` (outermost first)."""
     for lp in reversed(loops):
@@ -1181,6 +1217,8 @@ def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
         if _loop_keys(coef):
             return None
         sg = coef.sign()
+        if sg is None:
+            sg = _sign_when_running(coef, loops)
         if sg is None:
             return None
         ext = _extreme_of_var(lp, want_max if sg >= 0 else not want_max)
@@ -1200,8 +1238,23 @@ def _max_index(acc: Access) -> Poly | None:
         best = _poly_bound(p, acc, True)
         if best is not None:
             return best
+    ix = acc.index
+    if ix[0] in ("/", "fdiv") and ix[2][0] == "c" and ix[2][1] > 0:
+        # truncating (flooring) division by a positive constant is monotone
+        num = to_poly(ix[1])
+        top = _poly_bound(num, acc, True) if num is not None else None
+        if top is not None:
+            if top.is_const():
+                v = top.value()
+                return Poly.const(int(v / ix[2][1]) if ix[0] == "/" else v // ix[2][1])
+            if _poly_ok_text(top):
+                return Poly.sym(f"a:(({top.c_text()}) / {ix[2][1]})")
     r = _range(acc.index, acc)
     return None if r is None else Poly.const(r[1])
+
+
+def _poly_ok_text(p: Poly) -> bool:
+    return not _loop_keys(p)
 
 
 def _poly_bound(p: Poly, acc: Access, want_max: bool):
@@ -1312,7 +1365,10 @@ def extents(info: NestInfo) -> dict[str, object]:
             failed.add(acc.buffer)
             continue
         m = m + Poly.const(1)
-        best[acc.buffer] = m if acc.buffer not in best else _pick(best[acc.buffer], m, smaller=False)
+        cands = best.setdefault(acc.buffer, [])
+        if any((e - m).sign() in (0, 1) for e in cands):
+            continue
+        cands[:] = [e for e in cands if (m - e).sign() not in (0, 1)] + [m]
     for name, p in info.params.items():
         if p.kind != "pointer":
             continue
@@ -1321,7 +1377,10 @@ def extents(info: NestInfo) -> dict[str, object]:
         elif name not in best:
             out[name] = 0
         else:
-            e = best[name]
+            cands = sorted(best[name], key=lambda p: p.c_text())
+            e = cands[0]
+            for c in cands[1:]:
+                e = ("max", e, c)
             if isinstance(e, Poly) and e.is_const():
                 out[name] = max(e.value(), 0)
             else:
