@@ -61,7 +61,7 @@ inline Region *device_region(const void *p) {
 inline int api_malloc(void **p, size_t n) {
   install_handlers();
   if (!p) return set_error(E_INVALID_VALUE);
-  *p = guarded_alloc(n, "device allocation", 16, options().strict != 0);
+  *p = guarded_alloc(n, "device allocation", kDeviceAlign, options().strict != 0);
   return E_SUCCESS;
 }
 

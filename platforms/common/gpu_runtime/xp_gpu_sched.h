@@ -379,7 +379,7 @@ inline int launch_erased(const char *name, dim3 grid, dim3 block, size_t shmem, 
   L.warned_lanes = false;
   L.invoke = invoke;
   L.body = body;
-  L.dyn = (char *)guarded_alloc(shmem, "dynamic shared memory", 16, options().strict != 0);
+  L.dyn = (char *)guarded_alloc(shmem, "dynamic shared memory", kDeviceAlign, options().strict != 0);
   check_shared_limits();
 
   BlockState &b = block_state();

@@ -133,6 +133,9 @@ inline std::vector<Region> &regions() {
 }
 
 constexpr unsigned char kCanary = 0xA5;
+// Start alignment of device allocations: 32 bytes covers every vector type and wmma's 256-bit
+// pointer rule (hardware gives 256; a larger value would widen the unguarded slack).
+constexpr size_t kDeviceAlign = 32;
 
 inline size_t page_size() {
   static size_t p = (size_t)sysconf(_SC_PAGESIZE);
@@ -311,7 +314,7 @@ XP_EXPORT void __xp_configure(const xp_options_t *o) {
 }
 XP_EXPORT void *__xp_device_alloc(unsigned long long bytes) {
   xp::install_handlers();
-  return xp::guarded_alloc((size_t)bytes, "device allocation", 16, xp::options().strict != 0);
+  return xp::guarded_alloc((size_t)bytes, "device allocation", xp::kDeviceAlign, xp::options().strict != 0);
 }
 XP_EXPORT void __xp_device_free(void *p) { xp::guarded_free(p); }
 XP_EXPORT void __xp_check_canaries() { xp::check_canaries(); }
