@@ -70,12 +70,15 @@ class TranslationReport:
 PLANS: dict[tuple[str, str], str] = {
     ("cuda", "hip"): "api_map{to=hip}",
     ("hip", "cuda"): "api_map{to=cuda}",
-    ("vnni", "cuda"): "loop_bind{to=cuda}",
-    ("vnni", "hip"): "loop_bind{to=hip}",
+    ("vnni", "cuda"): "detensorize_vnni{rules=false},loop_bind{to=cuda}",
+    ("vnni", "hip"): "detensorize_vnni{rules=false},loop_bind{to=hip}",
+    ("cuda", "vnni"): "loop_recovery",
+    ("hip", "vnni"): "loop_recovery",
     ("bang", "vnni"): "detensorize,task_recovery",
 }
 # modules whose import registers the passes the plans name
-PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.detensorize", "passes.task_recovery")
+PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery",
+                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni")
 
 
 def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
