@@ -1,0 +1,111 @@
+"""passes/affine.py: dependence decisions (with refusals) and accessed extents."""
+from __future__ import annotations
+
+import pytest
+
+from passes import affine
+from xpiler.program import parse_source
+
+
+def _info(body: str, params: str = "const float* x, float* out, int n"):
+    src = f'extern "C" void k({params}) {{\n{body}\n}}\n'
+    return affine.analyze(parse_source(src, "vnni", "<test>.cpp"))
+
+
+def _verdicts(info):
+    return [(lp.var, affine.parallel(info, lp)) for lp in info.loops]
+
+
+def test_gemm_nest_i_j_parallel_k_reduction():
+    info = _info("""
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float acc = 0.0f;
+      for (int k = 0; k < K; ++k) acc += A[i * K + k] * B[k * N + j];
+      C[i * N + j] = acc;
+    }""", "const float* A, const float* B, float* C, int M, int N, int K")
+    v = dict(_verdicts(info))
+    assert v["i"].parallel and v["j"].parallel
+    assert not v["k"].parallel and v["k"].code == "XP-BIND-001" and "'acc'" in v["k"].reason
+    assert affine.extents(info) == {"A": "K * M", "B": "K * N", "C": "M * N"}
+
+
+@pytest.mark.parametrize("body", [
+    "for (int i = 1; i < n; ++i) out[i] = out[i - 1] + x[i];",        # flow dependence
+    "for (int i = 0; i + 1 < n; ++i) out[i] = out[i + 1] * 2.0f;",    # anti dependence
+    "for (int i = 0; i < n; ++i) out[i % 4] = x[i];",                 # output dependence
+    "float s = 0.0f; for (int i = 0; i < n; ++i) { s += x[i]; out[i] = s; }",   # running value
+])
+def test_loop_carried_dependences_are_refused(body):
+    (_, v), = _verdicts(_info(body))
+    assert not v.parallel and v.code == "XP-BIND-001"
+
+
+def test_exact_test_separates_even_and_odd_elements():
+    (_, v), = _verdicts(_info("for (int i = 0; i < n; ++i) out[2 * i] = out[2 * i + 1] + x[i];"))
+    assert v.parallel
+
+
+def test_private_local_array_vs_shared_one():
+    private = _info("for (int i = 0; i < n; ++i) { float t[4]; for (int j = 0; j < 4; ++j) "
+                    "t[j] = x[4 * i + j]; out[i] = t[0] + t[3]; }")
+    shared = _info("float t[4]; for (int i = 0; i < n; ++i) { for (int j = 0; j < 4; ++j) "
+                   "t[j] = x[4 * i + j]; out[i] = t[0] + t[3]; }")
+    assert affine.parallel(private, private.loops[0]).parallel
+    v = affine.parallel(shared, shared.loops[0])
+    assert not v.parallel and "'t'" in v.reason
+
+
+def test_unknown_call_and_break_make_a_loop_sequential():
+    (_, v), = _verdicts(_info("for (int i = 0; i < n; ++i) { out[i] = x[i]; opaque(i); }"))
+    assert not v.parallel and v.code == "XP-BIND-003" and "opaque" in v.reason
+    (_, v), = _verdicts(_info("for (int i = 0; i < n; ++i) { if (x[i] < 0) break; out[i] = 1; }"))
+    assert not v.parallel and "break" in v.reason
+
+
+def test_extent_uses_the_guard_of_a_lifted_flat_index():
+    info = _info("""
+  for (int bx = 0; bx < 3; ++bx)
+    for (int tx = 0; tx < 1024; ++tx) {
+      int idx = bx * 1024 + tx;
+      if (idx < 2304) { int r = idx / 48; int c = idx % 48; out[c * 48 + r] = x[idx]; }
+    }""")
+    assert affine.extents(info) == {"x": 2304, "out": 2304}
+    assert all(affine.parallel(info, lp).parallel for lp in info.loops)
+
+
+def test_extents_of_strided_and_reversed_loops():
+    info = _info("for (int i = 0; i + 16 <= n; i += 16) for (int l = 0; l < 16; ++l) "
+                 "out[i + l] = x[i + l];")
+    ext = affine.extents(info)
+    assert ext["x"] == ext["out"] == "16 * ((n - 16) / 16) + 16"
+    info = _info("for (int i = 9; i >= 2; i -= 3) out[i] = x[i - 2];")
+    assert affine.extents(info) == {"x": 8, "out": 10}
+
+
+def test_extent_through_pointer_aliases_and_constants():
+    src = """#define ROWS 4
+static const int COLS = 10;
+extern "C" void k(const float* x, float* out) {
+  for (int r = 0; r < ROWS; ++r) {
+    const float* row = x + r * COLS;
+    for (int c = 0; c < COLS; ++c) out[r * COLS + c] = row[c];
+  }
+}
+"""
+    p = parse_source(src, "vnni", "<t>.cpp")
+    assert affine.infer_inputs(p) == {"x": 40, "out": 40}
+
+
+def test_non_affine_subscript_has_no_extent():
+    info = _info("for (int i = 0; i < n; ++i) out[i * i] = x[i];")
+    assert affine.extents(info)["out"] is None
+    (_, v), = _verdicts(info)
+    assert v.parallel                    # i*i is injective on i >= 0: Z3 proves it
+
+
+def test_indirect_subscript_is_not_parallel():
+    info = _info("for (int i = 0; i < n; ++i) out[idx[i]] += x[i];",
+                 "const float* x, const int* idx, float* out, int n")
+    (_, v), = _verdicts(info)
+    assert not v.parallel
