@@ -157,7 +157,7 @@ class Catalog:
                 pre.append(f"{elem} {p.name}[{n}];")
                 pre.append(f"memcpy({p.name}, &{p.name}_v, sizeof {p.name});")
             elif "*" in p.type:
-                params.append(("const void *" if "const" in p.type.split() else "void *") + p.name)
+                params.append(("const void *" if re.search(r"\bconst\b", p.type) else "void *") + p.name)
             else:
                 params.append(f"{self.c_type(p.type)} {p.name}")
         ret_vec = self.vector_of(it.ret)
