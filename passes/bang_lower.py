@@ -269,7 +269,7 @@ def bind(form: dict, arg_types: list[CType]) -> dict[str, str]:
         m = re.fullmatch(r"(\w+)\s*\*", t)
         if m and m.group(1) in form["tparams"]:
             want, got = m.group(1), (canon(at.base) if at.ptr == 1 else None)
-            if got is None or not at.known():
+            if got is None or not at.known() or got == "void":
                 raise InstantiationError("XP-DETENSOR-003", f"{form['name']}: cannot deduce {want} from "
                                          f"argument '{pname}' (type {at.base}{'*' * at.ptr})")
         elif t in form["tparams"]:

@@ -259,13 +259,20 @@ class Lift:
 
         def visit(node, conds):
             for cname, child in node.children():
+                c = conds
+                if isinstance(node, (c_ast.If, c_ast.While, c_ast.DoWhile, c_ast.TernaryOp)) and cname != "cond":
+                    c = conds + [node.cond]
+                if isinstance(node, c_ast.For) and cname == "stmt":
+                    c = conds + [x for x in (node.init, node.cond, node.next) if x is not None]
+                if isinstance(node, (c_ast.Switch, c_ast.Case)) and cname not in ("cond", "expr"):
+                    c = conds + [getattr(node, "cond", None) or getattr(node, "expr", None)]
                 nm = _call_name(child)
                 if nm in BARRIERS:
                     if not kernel:
                         diag("XP-TASK-002", f"'{nm}' inside device function '{fd.decl.name}' is not supported "
                              "(barriers must be at the top level of a kernel)", child, nm)
-                    elif id(child) not in top or conds:
-                        dep = any(_ids(c) & tainted or _has_memory_read(c) for c in conds)
+                    elif id(child) not in top or c:
+                        dep = any(_ids(x) & tainted or _has_memory_read(x) for x in c)
                         if dep:
                             diag("XP-TASK-001", f"'{nm}' under a task-dependent condition: tasks would not all "
                                  "reach the barrier", child, nm)
@@ -273,13 +280,6 @@ class Lift:
                             diag("XP-TASK-002", f"'{nm}' inside a loop or branch is not supported (only at the "
                                  "top level of the kernel body)", child, nm)
                     continue
-                c = conds
-                if isinstance(node, (c_ast.If, c_ast.While, c_ast.DoWhile, c_ast.TernaryOp)) and cname != "cond":
-                    c = conds + [node.cond]
-                if isinstance(node, c_ast.For) and cname == "stmt":
-                    c = conds + [x for x in (node.init, node.cond, node.next) if x is not None]
-                if isinstance(node, (c_ast.Switch, c_ast.Case)) and cname != "cond":
-                    c = conds + [getattr(node, "cond", None) or getattr(node, "expr", None)]
                 visit(child, c)
         visit(fd.body, [])
         if kernel and self._phases_needed(fd):
@@ -399,6 +399,7 @@ class Lift:
         if any(isinstance(n, c_ast.IdentifierType) and "xp_dim3_t" in n.names for n in bl.walk(c_ast.FileAST(out))):
             head += bl.parse_decls("typedef struct { unsigned int x, y, z; } xp_dim3_t;")
         self.ast.ext = head + out
+        _drop_empty(self.ast)
         facts = copy.deepcopy(self.program.facts)
         pre = [l for l in facts.get("preamble", []) if not BANG_HEADERS.match(l.strip())]
         have = {l.strip() for l in pre}
@@ -801,6 +802,13 @@ def _all_slots(node):
                                   c_ast.Switch, c_ast.Label, c_ast.Case, c_ast.Default)):
                     stack.append(c)
     return out
+
+
+def _drop_empty(root) -> None:
+    """Remove the empty statements the rewrites leave in statement lists."""
+    for n in bl.walk(root):
+        if isinstance(n, c_ast.Compound) and n.block_items:
+            n.block_items = [s for s in n.block_items if not isinstance(s, c_ast.EmptyStatement)]
 
 
 def _mark_returns(body, done: str) -> None:
