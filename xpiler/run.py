@@ -136,11 +136,18 @@ def build(platform: str, source: str, path: str, *, strict: bool, profile: dict)
     out = cache_dir() / f"{platform}-{key}.so"
     if out.exists():
         return out, 0.0, True
+    pch = _precompiled_prefix(cxx, flags, include_dirs, unit)
     with tempfile.TemporaryDirectory(prefix="xpiler-build-") as tmp:
         src = Path(tmp) / "unit.cpp"
-        src.write_text(unit)
         tmp_so = Path(tmp) / "unit.so"
-        cmd = [cxx, *flags, *(f"-I{d}" for d in include_dirs), str(src), "-o", str(tmp_so)]
+        if pch is not None:
+            header, body = pch
+            src.write_text(body)
+            extra = ["-include", str(header), "-Winvalid-pch"]
+        else:
+            src.write_text(unit)
+            extra = []
+        cmd = [cxx, *flags, *(f"-I{d}" for d in include_dirs), *extra, str(src), "-o", str(tmp_so)]
         t0 = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
@@ -153,6 +160,43 @@ def build(platform: str, source: str, path: str, *, strict: bool, profile: dict)
                              detail=_trim_compiler_output(proc.stderr, str(src)))
         os.replace(tmp_so, out)  # atomic: concurrent builders never see half a file
     return out, seconds, False
+
+
+def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
+    """Precompile the runtime part of ``unit`` (everything before its first ``#line``).
+
+    Every emulated unit starts with the same runtime prefix (profile macros + runtime header),
+    which is most of the compile time; g++ loads it from a .gch built once per prefix and flag
+    set. Returns (header, rest of the unit) or None when there is no prefix or the header does
+    not precompile (the caller then builds the unit as it is).
+    """
+    cut = unit.find("\n#line ")
+    if cut <= 0:
+        return None
+    prefix, body = unit[: cut + 1], unit[cut + 1:]
+    pch_flags = [f for f in flags if f != "-shared"]
+    key = hashlib.sha256("\0".join([cxx, " ".join(pch_flags), _runtime_digest(include_dirs),
+                                     prefix]).encode()).hexdigest()[:24]
+    header = cache_dir() / f"prefix-{key}.h"
+    gch = Path(str(header) + ".gch")
+    if not gch.exists():
+        with tempfile.TemporaryDirectory(prefix="xpiler-pch-", dir=cache_dir()) as tmp:
+            tmp_h = Path(tmp) / header.name
+            tmp_h.write_text(prefix)
+            cmd = [cxx, *pch_flags, *(f"-I{d}" for d in include_dirs), "-x", "c++-header", str(tmp_h),
+                   "-o", str(tmp_h) + ".gch"]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                return None
+            if proc.returncode != 0:
+                return None
+            if not header.exists():
+                os.replace(tmp_h, header)
+            os.replace(str(tmp_h) + ".gch", gch)
+    if not header.exists():
+        header.write_text(prefix)
+    return header, body
 
 
 def _trim_compiler_output(text: str, unit_path: str, limit: int = 40) -> str:
