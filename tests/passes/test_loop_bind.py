@@ -152,4 +152,6 @@ def test_sweep_canonical_c_sources(to, tmp_path):
           f"verified, median {statistics.median(times)} s, max {max(times)} s: {results}")
     assert all(st == "verified" for st, _ in results.values()), results
     rep, _ = _translate("prefix", to, tmp_path)
-    assert rep.status == "failed" and rep.steps[0].status == "refused"
+    last = rep.steps[-1]
+    assert rep.status == "failed" and last.name == "loop_bind" and last.status == "refused"
+    assert "XP-BIND-001" in last.message
