@@ -233,6 +233,32 @@ def check(a, b, args, seed, entry_a, entry_b, strict_b, timeout, as_json):
         raise MismatchError("outputs differ beyond tolerance") if not as_json else SystemExit(1)
 
 
+# ------------------------------------------------------------------------------ passes
+@cli.command(name="passes")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
+def list_passes(as_json):
+    """List the passes (with what they require and guarantee) and the translation plans."""
+    from passes.base import REGISTRY
+    from .translate import PLANS, load_passes
+
+    load_passes()
+    if as_json:
+        click.echo(json.dumps({
+            "passes": {n: {"summary": e.info.summary, "requires": list(e.info.requires),
+                           "guarantees": list(e.info.guarantees),
+                           "options": {k: {"type": o.type.__name__, "default": o.default, "help": o.help}
+                                       for k, o in e.info.options.items()}}
+                       for n, e in sorted(REGISTRY.items())},
+            "plans": {f"{a}->{b}": p for (a, b), p in sorted(PLANS.items())}}, indent=2))
+        return
+    con = _console()
+    for name, e in sorted(REGISTRY.items()):
+        con.print(f"[bold]{name}[/bold]: {e.info.summary}")
+    con.print("")
+    for (a, b), p in sorted(PLANS.items()):
+        con.print(f"{a} -> {b}: {p}", markup=False)
+
+
 # ------------------------------------------------------------------------------ translate
 @cli.command()
 @click.argument("src", type=click.Path(dir_okay=False))
