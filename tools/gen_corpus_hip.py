@@ -1260,8 +1260,11 @@ __global__ void __launch_bounds__(WAVES * 64) gqa_wave_kernel(const float* __res
   const int lane = threadIdx.x % warpSize;
   const float* kg = K + (size_t)(b * kv_heads + g) * NUM_KEYS * HEAD_DIM;
   const float* vg = V + (size_t)(b * kv_heads + g) * NUM_KEYS * HEAD_DIM;
-  for (int m = wave; m < M; m += WAVES) {
-    const float* qr = Q + ((size_t)(b * heads + h) * M + m) * HEAD_DIM;
+  // all waves run the same number of iterations, so the barriers below stay block-uniform
+  for (int m0 = 0; m0 < M; m0 += WAVES) {
+    const int m = m0 + wave;
+    const bool active = m < M;
+    const float* qr = Q + ((size_t)(b * heads + h) * M + (active ? m : 0)) * HEAD_DIM;
     float mx = -FLT_MAX;
     for (int j = lane; j < NUM_KEYS; j += warpSize) {
       float s = 0.0f;
@@ -1279,10 +1282,12 @@ __global__ void __launch_bounds__(WAVES * 64) gqa_wave_kernel(const float* __res
     }
     for (int mask = warpSize / 2; mask > 0; mask >>= 1) sum += __shfl_xor(sum, mask);
     __syncthreads();
-    for (int d = lane; d < HEAD_DIM; d += warpSize) {
-      float acc = 0.0f;
-      for (int j = 0; j < NUM_KEYS; ++j) acc += p_lds[wave][j] * vg[j * HEAD_DIM + d];
-      out[((size_t)(b * heads + h) * M + m) * HEAD_DIM + d] = acc / sum;
+    if (active) {
+      for (int d = lane; d < HEAD_DIM; d += warpSize) {
+        float acc = 0.0f;
+        for (int j = 0; j < NUM_KEYS; ++j) acc += p_lds[wave][j] * vg[j * HEAD_DIM + d];
+        out[((size_t)(b * heads + h) * M + m) * HEAD_DIM + d] = acc / sum;
+      }
     }
     __syncthreads();
   }
@@ -1429,7 +1434,7 @@ def deformable(N, M, D, Lq, L, P) -> Entry:
 
 def llm_entries() -> list[Entry]:
     return [mha(1, 4, 32, 32), mha(2, 2, 64, 16),
-            gqa(1, 8, 16, 32, 64), gqa(2, 4, 8, 64, 32),
+            gqa(1, 8, 16, 32, 64), gqa(2, 4, 6, 64, 32),
             gatemlp(16, 64, 64, 1), gatemlp(32, 128, 64, 4),
             deformable(1, 4, 8, 16, 2, 4), deformable(2, 2, 16, 8, 3, 2)]
 
