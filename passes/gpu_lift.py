@@ -509,7 +509,11 @@ class KernelLift:
             raise Refuse("XP-RECOVER-002", f"unknown fragment type {spelling}", d)
         a = facts["args"]
         use = short(a[0])
-        m, n, k = int(a[1]), int(a[2]), int(a[3])
+        consts = self.info.program.facts.get("constants", {})
+        try:
+            m, n, k = (int(consts.get(x, x)) for x in a[1:4])
+        except ValueError:
+            raise Refuse("XP-RECOVER-002", f"fragment shape {a[1:4]} is not a compile-time constant", d) from None
         t = a[4]
         layout = short(a[5]) if len(a) > 5 else None
         if t not in ("half", "__half", "float"):
@@ -589,16 +593,17 @@ class KernelLift:
             if isinstance(s, c_ast.Pragma) and "unroll" in (s.string or ""):
                 continue
             if call_name(s) in BARRIERS:
+                if pred and call_name(s) == "__syncthreads":
+                    raise Refuse("XP-RECOVER-001", "__syncthreads under a thread-dependent condition", s,
+                                 "__syncthreads")
                 flush()
                 continue
             if pred is None and self._uniform_decl(s):
                 out.append(s)
                 continue
             if short(call_name(s)) in WMMA_OPS:
-                if pred:
-                    raise Refuse("XP-RECOVER-001", "wmma call under a thread-dependent condition", s)
                 flush()
-                out.append(self._region("warp", [self._wmma(s)]))
+                out.append(self._region("warp", self._guard([self._wmma(s)], pred)))
                 continue
             if self._contains_sync(s) and isinstance(s, (c_ast.Compound, c_ast.For, c_ast.While,
                                                           c_ast.DoWhile, c_ast.If)):
@@ -610,17 +615,22 @@ class KernelLift:
                 if any(call_name(n) in BARRIERS or short(call_name(n)) in WMMA_OPS for n in walk(s)):
                     raise Refuse("XP-RECOVER-002", "a barrier or wmma call inside an expression", s)
                 consumer, deposits, ops = self._exchange(s)
-                if ops and pred:
-                    raise Refuse("XP-RECOVER-001", "matrix instruction under a thread-dependent condition", s)
                 run.extend(deposits)
                 flush()
                 for op in ops:
-                    out.append(self._region("warp", [op]))
+                    out.append(self._region("warp", self._guard([op], pred)))
                 run.append(consumer)
                 continue
             run.append(s)
         flush()
         return out
+
+    @staticmethod
+    def _guard(stmts, pred):
+        """A warp operation under a (warp-uniform) predicate runs when lane 0's predicate holds."""
+        if not pred:
+            return stmts
+        return [c_ast.If(c_ast.ArrayRef(ID(pred), ID("xp_tid")), block(stmts), None)]
 
     def _region(self, kind, stmts):
         r = Region(kind, stmts, len(self.regions))
@@ -638,38 +648,99 @@ class KernelLift:
             return [c_ast.If(s.cond, t, f)]
         if isinstance(s, c_ast.For):
             loop_vars = []
+            inits = []
             if isinstance(s.init, c_ast.DeclList):
                 for d in s.init.decls:
-                    if d.init is not None:
-                        self._need_uniform(d.init, s, "for")
                     loop_vars.append(d.name)
+                    if d.init is not None:
+                        inits.append(d.init)
             elif s.init is not None:
-                self._need_uniform(s.init, s, "for")
+                inits.append(s.init)
                 b = lvalue_base(s.init.lvalue) if isinstance(s.init, c_ast.Assignment) else None
                 if b:
                     loop_vars.append(b)
-            for v in loop_vars:
-                self.block_vars.add(v)
-            for part in (s.cond, s.next):
-                if part is not None:
-                    self._need_uniform_header(part, s, loop_vars)
+            uniform = all(self.is_uniform(e) for e in inits) and not pred
+            added = [v for v in loop_vars if v not in self.block_vars]
+            self.block_vars.update(added)
+            uniform = uniform and all(self._header_uniform(part, loop_vars) for part in (s.cond, s.next)
+                                      if part is not None)
             for n in walk(s.stmt):
-                if isinstance(n, c_ast.Assignment) and lvalue_base(n.lvalue) in loop_vars:
-                    raise Refuse("XP-RECOVER-001", "the counter of a loop containing a barrier is changed "
-                                 "in its body", n)
+                if isinstance(n, c_ast.Assignment) and lvalue_base(n.lvalue) in loop_vars and \
+                        isinstance(n.lvalue, c_ast.ID):
+                    uniform = False
                 if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and \
                         isinstance(n.expr, c_ast.ID) and n.expr.name in loop_vars:
-                    raise Refuse("XP-RECOVER-001", "the counter of a loop containing a barrier is changed "
-                                 "in its body", n)
+                    uniform = False
+            if not uniform:
+                self.block_vars.difference_update(added)
+                return self._predicated_loop(s, pred)
             body = block(self._lift_seq(_items(s.stmt), pred))
             return [c_ast.For(s.init, s.cond, s.next, body)]
         if isinstance(s, c_ast.While):
-            self._need_uniform(s.cond, s, "while")
+            if pred or not self.is_uniform(s.cond):
+                return self._predicated_loop(s, pred)
             return [c_ast.While(s.cond, block(self._lift_seq(_items(s.stmt), pred)))]
         if isinstance(s, c_ast.DoWhile):
             self._need_uniform(s.cond, s, "do-while")
             return [c_ast.DoWhile(s.cond, block(self._lift_seq(_items(s.stmt), pred)))]
         raise Refuse("XP-RECOVER-002", f"barrier inside {type(s).__name__}", s)
+
+    def _header_uniform(self, e, loop_vars) -> bool:
+        for n in walk(e):
+            if is_builtin_ref(n, {"threadIdx"}) or (isinstance(n, c_ast.ID) and self.thread_var(n.name)):
+                return False
+            cn = call_name(n)
+            if cn and (cn in S.ATOMICS or self._is_collective_call(n)):
+                return False
+            if isinstance(n, c_ast.Assignment) and not (isinstance(n.lvalue, c_ast.ID) and n.lvalue.name in loop_vars):
+                return False
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") and \
+                    not (isinstance(n.expr, c_ast.ID) and n.expr.name in loop_vars):
+                return False
+        return True
+
+    def _predicated_loop(self, s, pred) -> list:
+        """A thread-dependent loop around warp collectives (e.g. ``for (m = warp; m < M; m += 8)``
+        with shuffles or ``__syncwarp`` inside): every thread keeps its own counter and its own
+        predicate; the block repeats the body while any thread is still active. Threads whose
+        predicate is false do not take part in the collectives of that trip."""
+        if any(call_name(n) == "__syncthreads" for n in walk(s)):
+            raise Refuse("XP-RECOVER-001", "__syncthreads in a loop with a thread-dependent condition", s,
+                         type(s).__name__.lower())
+        if _escapes(s.stmt):
+            raise Refuse("XP-RECOVER-002", "break/continue in a loop with warp collectives and a "
+                         "thread-dependent condition", s)
+        out = []
+        init = []
+        if isinstance(s, c_ast.For) and s.init is not None:
+            init = list(s.init.decls) if isinstance(s.init, c_ast.DeclList) else [s.init]
+        if init:
+            stmts = init
+            if pred:
+                stmts = [c_ast.If(c_ast.ArrayRef(ID(pred), ID("xp_tid")), block(init), None)] \
+                    if not any(isinstance(x, c_ast.Decl) for x in init) else init
+            out.append(self._region("thread", stmts))
+        p = self.fresh("p")
+        anyv = self.fresh("any")
+        self.block_decls.append(mkdecl(p, ["unsigned", "char"], None, [ID("xp_np")]))
+        self.block_decls.append(mkdecl(anyv, ["int"], const(0)))
+        self.block_vars.update({p, anyv})
+        cond = s.cond if s.cond is not None else const(1)
+        c = c_ast.BinaryOp("!=", cond, const(0))
+        if pred:
+            c = c_ast.BinaryOp("&&", c_ast.ArrayRef(ID(pred), ID("xp_tid")), c)
+        test = self._region("thread", [
+            c_ast.Assignment("=", c_ast.ArrayRef(ID(p), ID("xp_tid")), c),
+            c_ast.If(c_ast.ArrayRef(ID(p), ID("xp_tid")), c_ast.Assignment("=", ID(anyv), const(1)), None)])
+        body = [c_ast.Assignment("=", ID(anyv), const(0)), test,
+                c_ast.If(c_ast.UnaryOp("!", ID(anyv)), c_ast.Break(), None)]
+        body += self._lift_seq(_items(s.stmt), p)
+        self.pred = pred
+        if isinstance(s, c_ast.For) and s.next is not None:
+            body.append(self._region("thread", [
+                c_ast.If(c_ast.ArrayRef(ID(p), ID("xp_tid")), s.next, None)]))
+        out.append(c_ast.While(const(1), block(body)))
+        return out
 
     def _predicated_if(self, s, pred) -> list:
         """A thread-dependent ``if`` around warp collectives (e.g. ``if (threadIdx.x < 32)`` before
@@ -677,9 +748,6 @@ class KernelLift:
         as predicate; threads outside it do not take part in the shuffles (own-value rule)."""
         if any(call_name(n) in BARRIERS for n in walk(s)):
             raise Refuse("XP-RECOVER-001", "barrier under a thread-dependent if condition", s, "if")
-        if any(short(call_name(n)) in WMMA_OPS or (call_name(n) or "").startswith("__builtin_amdgcn_mfma")
-               for n in walk(s)):
-            raise Refuse("XP-RECOVER-001", "matrix instruction under a thread-dependent if condition", s, "if")
         out = []
         branches = [(s.iftrue, False)] + ([(s.iffalse, True)] if s.iffalse is not None else [])
         conds = {}
@@ -881,7 +949,8 @@ class KernelLift:
             if e.op == "sizeof":
                 return "unsigned long"
             if e.op == "&":
-                return None
+                t = self.infer(e.expr)
+                return t + " *" if t else None
             return _promote(self.infer(e.expr))
         if isinstance(e, c_ast.Cast):
             return _type_text(e.to_type.type)
@@ -1091,17 +1160,17 @@ class KernelLift:
                 elif isinstance(s, c_ast.Compound):
                     out.append(block(place(s.block_items or [])))
                 elif isinstance(s, c_ast.If):
-                    out.append(c_ast.If(self._builtins(s.cond), block(place(s.iftrue.block_items)),
-                                        block(place(s.iffalse.block_items)) if s.iffalse else None))
+                    out.append(c_ast.If(self._builtins(s.cond), block(place(_items(s.iftrue))),
+                                        block(place(_items(s.iffalse))) if s.iffalse else None))
                 elif isinstance(s, c_ast.For):
                     out.append(c_ast.For(self._builtins(s.init) if s.init else None,
                                          self._builtins(s.cond) if s.cond else None,
                                          self._builtins(s.next) if s.next else None,
-                                         block(place(s.stmt.block_items))))
+                                         block(place(_items(s.stmt)))))
                 elif isinstance(s, c_ast.While):
-                    out.append(c_ast.While(self._builtins(s.cond), block(place(s.stmt.block_items))))
+                    out.append(c_ast.While(self._builtins(s.cond), block(place(_items(s.stmt)))))
                 elif isinstance(s, c_ast.DoWhile):
-                    out.append(c_ast.DoWhile(self._builtins(s.cond), block(place(s.stmt.block_items))))
+                    out.append(c_ast.DoWhile(self._builtins(s.cond), block(place(_items(s.stmt)))))
                 else:
                     out.append(self._builtins(s))
             return out
@@ -1176,6 +1245,17 @@ def _items(s):
     if isinstance(s, c_ast.Compound):
         return s.block_items or []
     return [s]
+
+
+def _escapes(stmt) -> bool:
+    """True if ``stmt`` has a break/continue that leaves it (not inside a nested loop/switch)."""
+    def go(n):
+        if isinstance(n, (c_ast.Break, c_ast.Continue)):
+            return True
+        if isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch)):
+            return False
+        return any(go(c) for _, c in n.children())
+    return go(stmt)
 
 
 def _null_uchar():

@@ -113,10 +113,12 @@ def _legal(program, *, omp: bool = True) -> list[Diagnostic]:
 def _lift(program, omp: bool):
     if program.platform not in ("cuda", "hip"):
         raise G.Refuse("XP-RECOVER-003", f"loop_recovery lifts cuda or hip programs, not {program.platform}")
-    if program.entry is None or program.entry.kind != "host":
-        raise G.Refuse("XP-RECOVER-003", "the entry is a kernel without host code: the launch configuration "
-                       "is unknown (give a host wrapper that launches it)")
+    if program.entry is None:
+        raise G.Refuse("XP-RECOVER-003", "the program has no entry")
     info = G.ProgramInfo(program)
+    kernel_entry = program.entry.kind != "host"
+    if kernel_entry and program.entry.name not in info.kernels:
+        raise G.Refuse("XP-RECOVER-003", f"entry {program.entry.name} is neither a host function nor a kernel")
     out, helpers = [], {}
     kernels = set(info.kernels)
     for ext in program.ast.ext:
@@ -124,8 +126,12 @@ def _lift(program, omp: bool):
             name = ext.decl.name
             if name in kernels:
                 kl = G.KernelLift(info, ext, omp)
-                out.append(kl.run())
+                fd = kl.run()
                 helpers.update(kl.helpers)
+                if kernel_entry and name == program.entry.name:
+                    out.extend(_kernel_entry(fd, program))
+                else:
+                    out.append(fd)
             elif name in info.inline:
                 continue
             elif name in info.device:
@@ -158,10 +164,15 @@ def _lift(program, omp: bool):
 
     probe = 'extern "C" void xp_support_probe(void) {}\n'    # the front-end wants an entry
     support = vnni_frontend.parse("\n".join(S.INCLUDES) + "\n" + text + probe, path="<xpiler-support>")
-    ast.ext = [e for e in support.ast.ext if getattr(getattr(e, "decl", None), "name", None) != "xp_support_probe"] \
+    # one rounding per C operation, as on the virtual device (g++ -march=native would contract a*b+c)
+    ast.ext = [c_ast.Pragma('GCC optimize ("fp-contract=off")')] + \
+        [e for e in support.ast.ext if getattr(getattr(e, "decl", None), "name", None) != "xp_support_probe"] \
         + ast.ext
     facts = copy.deepcopy(program.facts)
-    facts["extern_c"] = [n for n in facts.get("extern_c", []) if n not in kernels]
+    facts["extern_c"] = [n for n in facts.get("extern_c", [])
+                         if n not in kernels or (kernel_entry and n == program.entry.name)]
+    if kernel_entry and program.entry.name not in facts["extern_c"]:
+        facts["extern_c"].append(program.entry.name)
     keep = [l for l in facts.get("preamble", []) if not S.GPU_HEADERS.search(l)
             and not re.match(r"\s*using\s+namespace\s+nvcuda", l)]
     facts["preamble"] = S.INCLUDES + [l for l in keep if l.strip() not in S.INCLUDES]
@@ -170,6 +181,32 @@ def _lift(program, omp: bool):
     facts["namespaces"] = []
     return replace(program, platform="vnni", ast=ast, facts=facts, source="",
                    intrinsics=[], launches=[], buffers=[], allocations=[])
+
+
+def _kernel_entry(fd, program):
+    """A kernel that is the entry (no host code): the lifted body under ``<name>_xp_body`` and an
+    ``extern "C"`` entry with the kernel's parameters calling it with the launch the virtual
+    device gives a kernel entry without an explicit launch (``xpiler.run``'s own resolution of
+    the device profile, so both sides run the same configuration)."""
+    import platforms
+    from xpiler.run import _launch_struct
+
+    profile = platforms.module(program.platform, "emulate").load_profile()
+    cfg = _launch_struct(program.platform, None, profile)
+    name = fd.decl.name
+    body_name = f"{name}_xp_body"
+    fd.decl.name = body_name
+    G.set_declname(fd.decl.type, body_name)
+    params = [p for p in fd.decl.type.args.params if p.name not in ("xp_grid", "xp_block", "xp_shmem")]
+    args = [c_ast.ID(p.name) for p in params]
+    args += [_dim3_call([c_ast.Constant("int", str(v)) for v in cfg.grid]),
+             _dim3_call([c_ast.Constant("int", str(v)) for v in cfg.block]),
+             c_ast.Constant("int", str(cfg.shmem))]
+    ftype = c_ast.FuncDecl(c_ast.ParamList(copy.deepcopy(params)), copy.deepcopy(fd.decl.type.type))
+    G.set_declname(ftype, name)
+    decl = c_ast.Decl(name, [], [], [], [], ftype, None, None)
+    entry = c_ast.FuncDef(decl, None, G.block([c_ast.FuncCall(c_ast.ID(body_name), c_ast.ExprList(args))]))
+    return [fd, entry]
 
 
 def _helper_order(name: str):
