@@ -43,6 +43,13 @@ Example
           xp_m512 r; memcpy(&r, dst, sizeof r); return r;
         }
 
+Limits
+    The references are called, not inlined into the caller's loops: the result is canonical C
+    for a CPU (GCC inlines and re-vectorises them; float kernels run at 1.1-1.2x the intrinsic
+    time, dpbusd GEMMs about 4x since nothing re-forms VPDPBUSD), but a loop-level analysis that
+    cannot see through calls (``passes/affine.py`` treats helpers with pointer parameters or
+    lane-array writes as having unknown effects) does not yet accept them.
+
 Diagnostic codes (pass-local; ``XP-DETENSOR-VNNI-nnn``)
     000 not a vnni program; 001 intrinsic / immintrin constant without description;
     002 vector type without description; 003 vector value used outside intrinsics;
