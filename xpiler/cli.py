@@ -308,6 +308,7 @@ def _finish_translation(report, report_path, out_path, explain) -> None:
     if report_path:
         from pathlib import Path
 
+        Path(report_path).parent.mkdir(parents=True, exist_ok=True)
         Path(report_path).write_text(json.dumps(report.to_json(), indent=2) + "\n")
     con = _console(stderr=True)
     if explain:

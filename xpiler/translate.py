@@ -77,7 +77,7 @@ PLANS: dict[tuple[str, str], str] = {
     ("bang", "vnni"): "detensorize,task_recovery",
 }
 # modules whose import registers the passes the plans name
-PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery",
+PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline",
                 "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni")
 
 
@@ -170,6 +170,12 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         except XpilerError as exc:
             report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0, exc.render()))
             continue
+        except Exception as exc:  # a bug in a pass must not take the whole translation down
+            if os.environ.get("XPILER_DEBUG"):
+                raise
+            report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0,
+                                           f"internal error in pass {name}: {type(exc).__name__}: {exc}"))
+            continue
         if reference is None:
             report.steps.append(StepRecord(name, options, "unverified", time.perf_counter() - s0, how))
             current, current_text = candidate, text
@@ -210,6 +216,10 @@ def _verify(text, candidate, out_path, source_program, args, reference, strict, 
         run_kernel(out_path, args=got, source=text, program=reparsed, timeout=timeout, strict=strict)
     except XpilerError as exc:
         return False, [], exc.render()
+    except Exception as exc:  # the candidate is untrusted; never let it crash the driver
+        if os.environ.get("XPILER_DEBUG"):
+            raise
+        return False, [], f"internal error while verifying: {type(exc).__name__}: {exc}"
     outputs = []
     for p, want, have in zip(source_program.params, reference, got):
         if p.kind == "pointer":
