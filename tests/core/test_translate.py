@@ -58,3 +58,24 @@ def test_never_overwrites_the_source(tmp_path, capsys):
     before = src.read_text()
     assert main(["translate", str(src), "--to", "hip", "-o", str(src)]) == 2
     assert src.read_text() == before
+
+
+def test_a_crashing_pass_is_recorded_not_raised(tmp_path, monkeypatch, capsys):
+    from passes.base import REGISTRY, PassInfo, register
+    from xpiler import translate as tr
+
+    @register(PassInfo("test_crash", "always raises"))
+    def crash(program):
+        raise RuntimeError("boom")
+
+    try:
+        monkeypatch.setitem(tr.PLANS, ("cuda", "vnni"), "test_crash")
+        out, rep = tmp_path / "x.cpp", tmp_path / "sub" / "r.json"
+        code = main(["translate", str(CORPUS / "cuda" / "add_18_128.cu"), "--to", "vnni", "-o", str(out),
+                     "--report", str(rep)])
+        assert code == 1 and not out.exists()
+        step = json.loads(rep.read_text())["passes"][0]
+        assert step["status"] == "error" and "RuntimeError: boom" in step["message"]
+        assert "Traceback" not in capsys.readouterr().err
+    finally:
+        del REGISTRY["test_crash"]
