@@ -482,8 +482,8 @@ static inline half xpd_f2h(float f, int m) {
   half lo = h, hi = h;
   if (hv < v) hi = xpd_f2h_step(h, true); else lo = xpd_f2h_step(h, false);
   double lv = (double)(float)lo, uv = (double)(float)hi;
-  if (isinf(lv) && lv > 0) { lv = 65504.0; lo = (half)65504.0f; }
-  if (isinf(uv) && uv < 0) { uv = -65504.0; hi = (half)-65504.0f; }
+  if (lv > 65504.0) { lv = 65504.0; lo = (half)65504.0f; }
+  if (uv < -65504.0) { uv = -65504.0; hi = (half)-65504.0f; }
   if (m == 0) return h;
   if (m == 1) return v > 0 ? lo : hi;
   if (m == 2) return v > 0 ? hi : lo;
