@@ -216,6 +216,12 @@ class Lift:
             diag("XP-TASK-000", f"task_recovery lifts BANG programs, not {self.program.platform}")
             return out
         onchip = self._onchip_names()
+        seen: set[str] = set()
+        for e in bl.walk(self.ast):
+            if isinstance(e, c_ast.Decl) and set(e.storage or []) & set(ONCHIP):
+                if e.name in seen:
+                    diag("XP-TASK-007", f"on-chip buffer name '{e.name}' is declared more than once", e, e.name)
+                seen.add(e.name)
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Decl) and set(ext.storage or []) & set(ONCHIP) and "extern" in (ext.storage or []):
                 diag("XP-TASK-010", f"extern on-chip declaration '{ext.name}' is not supported", ext, ext.name)
@@ -243,7 +249,8 @@ class Lift:
                             "CNRT_CHECK_RETURN"}:
                         diag("XP-TASK-009", f"CNRT call '{nm}' has no plain C++ equivalent here", n, nm)
                 continue
-            locals_ = {n.name for n in bl.walk(ext.body) if isinstance(n, c_ast.Decl) and n.name}
+            locals_ = {n.name for n in bl.walk(ext.body) if isinstance(n, c_ast.Decl) and n.name
+                       and not set(n.storage or []) & set(ONCHIP)}
             locals_ |= {p.name for p in _params(ext)}
             clash = sorted(locals_ & (onchip | set(BUILTINS)))
             if clash:
@@ -415,8 +422,11 @@ class Lift:
         of a kernel-only entry."""
         out = []
         consts = {}
+        assigned = {n.lvalue.name for n in bl.walk(self.ast)
+                    if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID)}
         for n in bl.walk(self.ast):
-            if isinstance(n, c_ast.Decl) and isinstance(n.init, c_ast.ID) and n.init.name in FUNC_TYPES:
+            if isinstance(n, c_ast.Decl) and isinstance(n.init, c_ast.ID) and n.init.name in FUNC_TYPES \
+                    and n.name not in assigned:
                 consts[n.name] = FUNC_TYPES[n.init.name]
         from platforms.common.generator import launch_parts
 

@@ -258,3 +258,24 @@ def test_corpus_subset_bang_to_vnni(name, tmp_path):
 @pytest.mark.parametrize("name", [n for n in ALL if n not in SMALL])
 def test_corpus_sweep_bang_to_vnni(name, tmp_path):
     _translate(name, tmp_path)
+
+
+MISC = """#include <bang.h>
+__mlu_device__ float gscale[1];
+__nram__ float lut[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+__mlu_func__ float pick(int i) { return lut[(i + coreId) % 4]; }
+__mlu_global__ void misc(float *x, float *out) {
+  __nram__ float tmp[32];
+  __memcpy(tmp, x + taskId * 32, 32 * sizeof(float), GDRAM2NRAM);
+  for (int i = 0; i < 32; ++i) tmp[i] = tmp[i] * pick(i) + (float)clusterId;
+  __memcpy(out + taskId * 32, tmp, 32 * sizeof(float), NRAM2GDRAM);
+}
+"""
+
+
+def test_device_function_initialised_and_local_nram(tmp_path):
+    x = np.random.default_rng(4).standard_normal(512).astype(np.float32)
+    text = check_lift(MISC, tmp_path, "misc", [x, np.zeros(512, np.float32)])
+    assert "static const float xp_init_lut[4]" in text              # copied into every slot per launch
+    assert "xp_nram_misc_tmp[xp_core_slot]" in text                 # function-local NRAM hoisted per slot
+    assert "pick(i, taskIdX" in text                                # device function receives the context
