@@ -1,0 +1,308 @@
+"""canon: shared AST helpers of the canonicalisation passes (inline, sroa, memops, simplify, dce).
+
+Not a pass. Small, pure utilities over pycparser ASTs: fresh names, side-effect and write
+queries, scoped declaration lookup, element types of pointer expressions, byte sizes of scalar
+types, statement-list rewriting. Every helper answers conservatively (``None`` / ``False`` when
+unsure); the passes refuse or leave code alone in that case.
+"""
+from __future__ import annotations
+
+import copy
+
+from pycparser import c_ast
+
+from xpiler.errors import Coord, Diagnostic
+
+PURE_CALLS = frozenset("""
+expf exp exp2f exp2 expm1f logf log log2f log2 log10f log1pf sqrtf sqrt rsqrtf cbrtf powf pow
+fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin cosf cos tanf
+atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
+rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf max min isnan isinf
+""".split())
+
+# byte size of scalar element types (as spelled by the front-ends / lifts)
+TYPE_BYTES = {
+    "float": 4, "double": 8, "int": 4, "unsigned": 4, "unsigned int": 4, "signed": 4,
+    "signed int": 4, "short": 2, "unsigned short": 2, "short int": 2, "char": 1,
+    "signed char": 1, "unsigned char": 1, "long long": 8, "unsigned long long": 8,
+    "long": 8, "unsigned long": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
+    "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "half": 2, "_Float16": 2,
+    "bool": 1, "_Bool": 1, "size_t": 8,
+}
+_QUALS = ("const", "volatile", "restrict", "__restrict__", "__restrict")
+
+
+def diag(program, pass_name: str, code: str, message: str, node=None) -> Diagnostic:
+    c = getattr(node, "coord", None)
+    coord = Coord(getattr(c, "file", None) or program.path, getattr(c, "line", 0) or 0,
+                  getattr(c, "column", 0) or 0)
+    return Diagnostic(code, message, coord, pass_name=pass_name)
+
+
+def entry_def(ast, entry_name: str) -> c_ast.FuncDef | None:
+    for e in ast.ext:
+        if isinstance(e, c_ast.FuncDef) and e.decl.name == entry_name:
+            return e
+    return None
+
+
+def func_defs(ast) -> dict[str, c_ast.FuncDef]:
+    return {e.decl.name: e for e in ast.ext if isinstance(e, c_ast.FuncDef)}
+
+
+def call_name(n) -> str | None:
+    return n.name.name if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) else None
+
+
+def walk(node):
+    """Pre-order iteration over a node and its descendants."""
+    if node is None:
+        return
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in reversed(list(n.children())))
+
+
+def ids_in(node) -> set[str]:
+    """Variable names referenced under ``node`` (StructRef field names excluded)."""
+    out: set[str] = set()
+
+    def go(n):
+        if isinstance(n, c_ast.ID):
+            out.add(n.name)
+            return
+        if isinstance(n, c_ast.StructRef):
+            go(n.name)
+            return
+        for _, c in n.children():
+            go(c)
+
+    if node is not None:
+        go(node)
+    return out
+
+
+def lvalue_root(lv) -> str | None:
+    """Variable name an lvalue writes into (``x``, ``x[i]``, ``x.v[i]``), else None."""
+    while True:
+        if isinstance(lv, c_ast.ID):
+            return lv.name
+        if isinstance(lv, c_ast.ArrayRef):
+            lv = lv.name
+        elif isinstance(lv, c_ast.StructRef) and lv.type == ".":
+            lv = lv.name
+        else:
+            return None
+
+
+def written_names(node) -> set[str]:
+    """Names assigned, incremented or address-taken anywhere under ``node`` (by name only)."""
+    out = set()
+    for n in walk(node):
+        if isinstance(n, c_ast.Assignment):
+            r = lvalue_root(n.lvalue)
+            if r:
+                out.add(r)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+            r = lvalue_root(n.expr)
+            if r:
+                out.add(r)
+    return out
+
+
+def has_side_effects(e, pure_helpers=frozenset()) -> bool:
+    for n in walk(e):
+        if isinstance(n, c_ast.Assignment):
+            return True
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"):
+            return True
+        if isinstance(n, c_ast.FuncCall):
+            name = call_name(n)
+            if name not in PURE_CALLS and name not in pure_helpers:
+                return True
+    return False
+
+
+def type_words(t) -> list[str]:
+    while t is not None and not isinstance(t, (c_ast.IdentifierType, c_ast.Struct)):
+        t = getattr(t, "type", None)
+    if isinstance(t, c_ast.IdentifierType):
+        return [w for w in t.names if w not in _QUALS]
+    return []
+
+
+def scalar_bytes(words) -> int | None:
+    return TYPE_BYTES.get(" ".join(w for w in words if w not in _QUALS))
+
+
+def strip_coords(n) -> None:
+    n.coord = None
+    for _, c in n.children():
+        strip_coords(c)
+
+
+def parse_stmts(code: str, typedefs: str = "") -> list:
+    from pycparser.c_parser import CParser
+
+    ast = CParser().parse(typedefs + "\nvoid __xp_tmpl(void) {\n" + code + "\n}")
+    items = ast.ext[-1].body.block_items or []
+    for it in items:
+        strip_coords(it)
+    return items
+
+
+def parse_expr(code: str, typedefs: str = ""):
+    (s,) = parse_stmts(f"__xp_e = ({code});", typedefs)
+    return s.rvalue
+
+
+def substitute(node, mapping: dict):
+    """Deep copy of ``node`` with ``ID(name)`` replaced by copies of ``mapping[name]``
+    (StructRef fields untouched)."""
+    node = copy.deepcopy(node)
+    return _subst(node, mapping)
+
+
+def _subst(node, mapping):
+    if isinstance(node, c_ast.ID) and node.name in mapping:
+        return copy.deepcopy(mapping[node.name])
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        if isinstance(node, c_ast.StructRef) and attr == "field":
+            continue
+        v = getattr(node, attr, None)
+        if isinstance(v, c_ast.Node):
+            setattr(node, attr, _subst(v, mapping))
+        elif isinstance(v, list):
+            setattr(node, attr, [_subst(x, mapping) if isinstance(x, c_ast.Node) else x for x in v])
+    return node
+
+
+def rename_decls(node, suffix: str) -> c_ast.Node:
+    """Rename every name declared under ``node`` (and its uses) to ``name + suffix``.
+    Scoping is respected only in the sense that names declared anywhere inside are renamed
+    everywhere inside; callers pass fresh, function-private bodies."""
+    declared = {n.name for n in walk(node) if isinstance(n, c_ast.Decl) and n.name}
+    mapping = {d: c_ast.ID(d + suffix) for d in declared}
+    node = _subst(node, mapping)
+    for n in walk(node):
+        if isinstance(n, c_ast.Decl) and n.name in declared:
+            n.name = n.name + suffix
+            t = n.type
+            while t is not None:
+                if isinstance(t, c_ast.TypeDecl):
+                    t.declname = n.name
+                    break
+                t = getattr(t, "type", None)
+    return node
+
+
+def set_declname(decl: c_ast.Decl, name: str) -> None:
+    decl.name = name
+    t = decl.type
+    while t is not None:
+        if isinstance(t, c_ast.TypeDecl):
+            t.declname = name
+            return
+        t = getattr(t, "type", None)
+
+
+class Scopes:
+    """Declarations visible at a point of a scoped walk: name -> Decl (None for unknown)."""
+
+    def __init__(self, globals_: dict | None = None):
+        self.stack: list[dict] = [dict(globals_ or {})]
+
+    def push(self):
+        self.stack.append({})
+
+    def pop(self):
+        self.stack.pop()
+
+    def add(self, decl):
+        if decl.name:
+            self.stack[-1][decl.name] = decl
+
+    def get(self, name):
+        for s in reversed(self.stack):
+            if name in s:
+                return s[name]
+        return None
+
+
+def file_scope_decls(ast) -> dict:
+    out = {}
+    for e in ast.ext:
+        if isinstance(e, c_ast.Decl) and e.name and not isinstance(e.type, c_ast.FuncDecl):
+            out[e.name] = e
+    return out
+
+
+def typedef_map(ast) -> dict[str, c_ast.Typedef]:
+    return {e.name: e for e in ast.ext if isinstance(e, c_ast.Typedef)}
+
+
+def elem_type_of_decl_type(t, typedefs) -> tuple[list[str], int] | None:
+    """(element type words, indirection) of a declared type: pointers and arrays count one
+    level each; None for structs / function pointers."""
+    depth = 0
+    while isinstance(t, (c_ast.PtrDecl, c_ast.ArrayDecl)):
+        depth += 1
+        t = t.type
+    if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType):
+        return None
+    words = [w for w in t.type.names if w not in _QUALS]
+    if len(words) == 1 and words[0] in typedefs:
+        inner = typedefs[words[0]].type
+        if isinstance(inner, c_ast.TypeDecl) and isinstance(inner.type, c_ast.IdentifierType):
+            words = [w for w in inner.type.names if w not in _QUALS]
+    return words, depth
+
+
+def pointee(e, scopes: Scopes, typedefs) -> list[str] | None:
+    """Element type words of a pointer-valued expression (one level), or None."""
+    match e:
+        case c_ast.ID(name=name):
+            d = scopes.get(name)
+            if d is None or not isinstance(d, c_ast.Decl):
+                return None
+            et = elem_type_of_decl_type(d.type, typedefs)
+            if et is None or et[1] == 0:
+                return None
+            if et[1] == 1:
+                return et[0]
+            # a 2-D array decays to a pointer to rows: not a scalar element pointer
+            return None
+        case c_ast.Cast(to_type=tt):
+            et = elem_type_of_decl_type(tt.type, typedefs)
+            return et[0] if et is not None and et[1] == 1 else None
+        case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-"):
+            return pointee(l, scopes, typedefs) or (pointee(r, scopes, typedefs) if op == "+" else None)
+        case c_ast.ArrayRef(name=c_ast.ID(name=name)):
+            d = scopes.get(name)
+            if isinstance(d, c_ast.Decl):
+                et = elem_type_of_decl_type(d.type, typedefs)
+                if et is not None and et[1] == 2 and isinstance(d.type, c_ast.ArrayDecl):
+                    return et[0]
+            return None
+        case c_ast.UnaryOp(op="&", expr=c_ast.ArrayRef(name=c_ast.ID(name=name))):
+            d = scopes.get(name)
+            if isinstance(d, c_ast.Decl):
+                et = elem_type_of_decl_type(d.type, typedefs)
+                if et is not None and et[1] == 1:
+                    return et[0]
+            return None
+    return None
+
+
+def block(items) -> c_ast.Compound:
+    return c_ast.Compound(list(items))
+
+
+def as_items(stmt) -> list:
+    if isinstance(stmt, c_ast.Compound):
+        return list(stmt.block_items or [])
+    return [stmt]
