@@ -1,0 +1,441 @@
+"""task_bind: lower canonical sequential C to BANG C by splitting parallel loops across tasks.
+
+Summary
+    The entry's statements are partitioned as for the GPU lowering (``loop_bind.plan``: loop
+    nests whose outermost loop carries no dependence, proved by ``passes.affine``). Each such
+    nest becomes a ``__mlu_global__`` kernel: the trip count ``n`` of its outermost loop is cut
+    into ``taskDim`` contiguous chunks (``per = ceil(n / taskDim)``, task ``taskId`` takes
+    ``[taskId*per, min(n, (taskId+1)*per))``, empty chunks return). A chunk runs in *tiles* of
+    ``tile`` iterations sized for the NRAM capacity of the device profile: per tile, each
+    pointer parameter the nest can stage (``bang_lower_windows``: affine subscripts, window
+    length linear in the tile length, dense unconditional writes for outputs) is copied
+    GDRAM2NRAM into a 128-byte-aligned slot of one ``__nram__`` pool (slot sizes rounded up to
+    128 bytes plus 128 bytes of zeroed slack), the tile computes on NRAM, and written windows
+    go back NRAM2GDRAM. Read-only windows that do not move with the tile are loaded once per
+    task. Buffers that cannot be staged keep scalar GDRAM accesses. Statements between nests
+    that touch memory run in task 0 of a one-launch kernel; sequential loops containing
+    parallel nests stay on the host and launch per iteration; ``#pragma omp`` lines are
+    dropped. The host entry keeps the entry's name and parameters and comes from the BANG
+    back-end's ``emit_host_entry`` (CNRT queue, cnrtMalloc/cnrtMemcpy sized by
+    ``affine.extents``, ``cnrtDim3_t dim = {clusters*cores, 1, 1}``, ``CNRT_FUNC_TYPE_UNION<clusters>``,
+    ``<<<dim, ktype, queue>>>``, cnrtQueueSync, copies back, cnrtFree).
+Requires
+    1. At least one loop carries no dependence  [XP-TASK-BIND-001].
+    2. The element count of every pointer parameter is computable (``affine.extents``)
+       [XP-TASK-BIND-002].
+    3. With constant shapes, one iteration's staged windows fit the NRAM pool of the profile
+       (``nram_bytes - 192 KiB``: 128 KiB stack reserve, 64 KiB for tensorize scratch); with
+       symbolic shapes the check runs in the kernel, which falls back to GDRAM accesses
+       [XP-TASK-BIND-003].
+    4. Canonical C (platform ``vnni``) without intrinsics, traceable pointers, device-callable
+       calls, no device->host scalars  [XP-TASK-BIND-004].
+    5. ``cores == 4``, ``clusters`` in 1, 2, 4, 8, 16 and at most the profile's clusters
+       [XP-TASK-BIND-005].
+Guarantees
+    Same outputs on the virtual device in strict mode (directions of every ``__memcpy`` match
+    the memory spaces, NRAM within capacity, every copy size > 0); launches use all
+    ``clusters * cores`` tasks; entry name and parameters kept.
+Options
+    clusters (4), cores (4): the launch (UNION<clusters>, dim.x = clusters*cores).
+    profile: BANG device profile whose NRAM capacity sizes the tiles ("" = default).
+Example
+    ``for (int i = 0; i < n; ++i) out[i] = x[i] + y[i];`` ->
+    ``__mlu_global__ void add_k0(const float *x, const float *y, float *out, int n)`` whose task
+    copies ``x[w0..w1)``, ``y[w0..w1)``, ``out[w0..w1)`` to NRAM per tile, runs
+    ``__xp_out_n[i - __xp_w0_out] = __xp_x_n[i - __xp_w0_x] + __xp_y_n[i - __xp_w0_y]`` and
+    copies ``out`` back; host ``add(x, y, out, n)`` launches it with ``<<<dim, ktype, queue>>>``.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import replace
+
+from pycparser import c_ast
+
+from xpiler.errors import Coord, Diagnostic
+
+from . import affine, loop_bind
+from .bang_lower_windows import IMAX, IMIN, plan_buffers, target
+from .base import Option, PassInfo, PassRefused, register
+
+NAME = "task_bind"
+STACK_RESERVE = 128 * 1024         # Cambricon kernels leave this much NRAM to the compiler
+SCRATCH_RESERVE = 64 * 1024        # left for tensorize_bang's scratch buffers
+POOL_NAME = "__xp_pool"
+_CODE = {"XP-BIND-001": "XP-TASK-BIND-001", "XP-BIND-002": "XP-TASK-BIND-002",
+         "XP-BIND-003": "XP-TASK-BIND-004", "XP-BIND-004": "XP-TASK-BIND-004"}
+_ELEM_SIZE = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4,
+              "double": 8, "long": 8, "long long": 8, "int64_t": 8, "uint64_t": 8,
+              "unsigned long": 8, "short": 2, "int16_t": 2, "uint16_t": 2, "unsigned short": 2,
+              "half": 2, "_Float16": 2, "char": 1, "signed char": 1, "unsigned char": 1,
+              "int8_t": 1, "uint8_t": 1, "bool": 1}
+
+
+class TaskBindError(Exception):
+    def __init__(self, code: str, message: str, node=None):
+        super().__init__(message)
+        self.code, self.message, self.node = code, message, node
+
+
+def _diag(program, code, message, node=None) -> Diagnostic:
+    c = getattr(node, "coord", None)
+    coord = Coord(getattr(c, "file", None) or program.path, getattr(c, "line", 0) or 0,
+                  getattr(c, "column", 0) or 0)
+    return Diagnostic(code, message, coord, pass_name=NAME)
+
+
+def pool_bytes(profile: dict) -> int:
+    return int(profile["nram_bytes"]) - STACK_RESERVE - SCRATCH_RESERVE
+
+
+def _profile(name: str) -> dict:
+    from platforms.bang.emulate import load_profile
+
+    return load_profile(name or None)
+
+
+# ------------------------------------------------------------------------------ planning
+class _Lowering:
+    """Everything the rewrite needs, computed once (legality runs the same code)."""
+
+    def __init__(self, program, clusters: int, cores: int, profile: str):
+        self.program = program
+        prof = _profile(profile)
+        if cores != 4 or clusters not in (1, 2, 4, 8, 16) or clusters > int(prof["clusters"]):
+            raise TaskBindError("XP-TASK-BIND-005", f"launch {clusters} clusters x {cores} cores: "
+                                f"UNIONn needs 4 cores per cluster and n in 1, 2, 4, 8, 16 "
+                                f"(profile {prof['name']} has {prof['clusters']} clusters)")
+        self.clusters, self.cores, self.prof = clusters, cores, prof
+        self.pool = pool_bytes(prof)
+        the_plan, problems = loop_bind.plan(program)
+        if the_plan is None:
+            d = problems[0]
+            raise TaskBindError(_CODE.get(d.code, "XP-TASK-BIND-004"),
+                                d.message.replace("single-thread GPU program",
+                                                  "single-task BANG program"), None)
+        self.plan = the_plan
+        self.info = the_plan.info
+        self.params = {p.name: p for p in program.entry.params}
+        self.kernels: list[str] = []
+        self.stats = {"kernels": 0, "staged": [], "direct": [], "tasks": clusters * cores}
+        self.gen = _generator(program)
+        self.host_text = self._lower(the_plan.regions)
+
+    # -- regions -----------------------------------------------------------------------
+    def _lower(self, regions) -> str:
+        out = []
+        for r in regions:
+            if r.kind == "host":
+                out += [_stmt_text(self.gen, loop_bind._clean(s)) for s in r.stmts]
+            elif r.kind == "hostloop":
+                loop = loop_bind._clean(r.stmts[0])
+                hole = c_ast.FuncCall(c_ast.ID("__xp_hole"), None)
+                loop.stmt = c_ast.Compound([hole])
+                text = _stmt_text(self.gen, loop)
+                out.append(text.replace("__xp_hole();", self._lower(r.inner)))
+            else:
+                text = self._kernel(r) if r.kind == "kernel" else self._single(r)
+                self.kernels.append(text)
+                args = ", ".join(f"d_{n}" if _is_pointer(n, self.params) else n
+                                 for n, _ in r.params)
+                out.append(f"{r.name}<<<dim, ktype, queue>>>({args});")
+                self.stats["kernels"] += 1
+        return "\n".join(out)
+
+    def _need_scalars(self, r, texts) -> None:
+        have = {n for n, _ in r.params}
+        for p in self.program.entry.params:
+            if p.kind != "pointer" and p.name not in have and \
+                    any(re.search(rf"\b{re.escape(p.name)}\b", t) for t in texts):
+                r.params.append((p.name, p.type))
+                have.add(p.name)
+        order = {p.name: k for k, p in enumerate(self.program.entry.params)}
+        r.params.sort(key=lambda p: (0, order[p[0]]) if p[0] in order else (1, 0))
+
+    def _single(self, r) -> str:
+        body = "\n".join(_stmt_text(self.gen, loop_bind._clean(s)) for s in r.stmts)
+        self._need_scalars(r, [body])
+        return (f"__mlu_global__ void {r.name}({loop_bind._param_decls(r.params)})\n{{\n"
+                f"  if (taskId != 0) return;\n{body}\n}}\n")
+
+    def _kernel(self, r) -> str:
+        info, lp = self.info, r.loops[0]
+        body_node = lp.node.stmt
+        buffers = plan_buffers(info, lp, body_node)
+        staged = {n: b for n, b in buffers.items() if b.mode == "stage"}
+        for n, b in buffers.items():
+            (self.stats["staged"] if b.mode == "stage" else self.stats["direct"]).append(
+                f"{r.name}:{n}" + ("" if b.mode == "stage" else f" ({b.reason})"))
+        count = _expr_text(self.gen, loop_bind._count_ast(lp, info))
+        var = self._var_decl(lp, "__xp_t")
+        direct_body = _stmt_text(self.gen, loop_bind._clean(body_node))
+        head = [f"const long long __xp_n = {count};",
+                f"const long long __xp_per = (__xp_n + taskDim - 1) / taskDim;",
+                "const long long __xp_lo = (long long) taskId * __xp_per;",
+                "long long __xp_hi = __xp_lo + __xp_per;",
+                "if (__xp_hi > __xp_n) __xp_hi = __xp_n;",
+                "if (__xp_lo >= __xp_hi) return;"]
+        direct_loop = (f"for (long long __xp_t = __xp_lo; __xp_t < __xp_hi; ++__xp_t) {{\n"
+                       f"{var}\n{direct_body}\n}}")
+        texts = [count, var, direct_body]
+        if not staged:
+            lines = head + [direct_loop]
+            self._need_scalars(r, texts)
+            return self._wrap(r, lines)
+        # tile size: sum over staged buffers of es * (alpha * step * (tile - 1) + beta)
+        # bytes, each slot rounded up to 128 B plus 128 B of slack, within the pool
+        order = list(staged)
+        es = {n: self._elem_size(n) for n in order}
+        grow = affine.Poly()
+        base = affine.Poly()
+        for n in order:
+            b = staged[n]
+            grow = grow + affine.Poly.const(es[n] * lp.step) * b.alpha
+            base = base + affine.Poly.const(es[n]) * b.beta + affine.Poly.const(256)
+        lines = list(head)
+        const = grow.is_const() and base.is_const()
+        if const:
+            g, bb = grow.value(), base.value()
+            if bb > self.pool:
+                raise TaskBindError("XP-TASK-BIND-003", f"one iteration of the loop over "
+                                    f"'{lp.var}' needs {bb} bytes of NRAM windows "
+                                    f"({', '.join(order)}), the pool of profile "
+                                    f"{self.prof['name']} holds {self.pool}", lp.node)
+            tile = (self.pool - bb) // g + 1 if g > 0 else None
+            lines.append(f"long long __xp_tile = {tile if tile is not None else '__xp_per'};")
+        else:
+            gt, bt = _poly_text(grow), _poly_text(base)
+            texts += [gt, bt]
+            lines += [f"const long long __xp_g = {gt};", f"const long long __xp_bb = {bt};",
+                      f"long long __xp_tile = __xp_g > 0 ? ({self.pool}LL - __xp_bb) / __xp_g + 1"
+                      f" : __xp_per;",
+                      f"if (__xp_bb > {self.pool}LL) __xp_tile = 0;"]
+        lines.append("if (__xp_tile > __xp_per) __xp_tile = __xp_per;")
+        if not const:
+            lines.append(f"if (__xp_tile < 1) {{\n{direct_loop}\nreturn;\n}}")
+        off = "0"
+        for n in order:
+            b = staged[n]
+            t = self.params[n]
+            et = _elem_type(t)
+            size = (f"({es[n]}LL * (({_poly_text(b.alpha)}) * {lp.step} * (__xp_tile - 1) + "
+                    f"({_poly_text(b.beta)})) + 127) / 128 * 128 + 128")
+            texts.append(size)
+            lines.append(f"{et} *__xp_{n}_n = ({et} *) ({POOL_NAME} + {off});")
+            lines.append(f"const long long __xp_o_{n} = {off} + {size};")
+            off = f"__xp_o_{n}"
+        ext = {n: str(self.plan.sizes[n]) for n in order}
+        texts += list(ext.values())
+        tile_lines, after = [], []
+        for n in order:
+            b = staged[n]
+            lo, hi = _poly_text(b.lo), _poly_text(b.hi)
+            texts += [lo, hi]
+            win = [f"long long __xp_w0_{n} = {lo};", f"long long __xp_w1_{n} = ({hi}) + 1;",
+                   f"if (__xp_w0_{n} < 0) __xp_w0_{n} = 0;",
+                   f"if (__xp_w1_{n} > (long long) ({ext[n]})) __xp_w1_{n} = {ext[n]};",
+                   f"if (__xp_w1_{n} > __xp_w0_{n}) {{",
+                   f"  const long long __xp_nb = (__xp_w1_{n} - __xp_w0_{n}) * {es[n]};",
+                   f"  __memcpy(__xp_{n}_n, {n} + __xp_w0_{n}, (unsigned int) __xp_nb, GDRAM2NRAM);",
+                   f"  if (__xp_nb % 128 != 0) __memset_nram((char *) __xp_{n}_n + __xp_nb, "
+                   f"(unsigned int) (128 - __xp_nb % 128), (char) 0);",
+                   "}"]
+            if b.hoist:
+                lines += win
+            else:
+                tile_lines += win
+            if b.written:
+                after.append(f"if (__xp_w1_{n} > __xp_w0_{n}) __memcpy({n} + __xp_w0_{n}, "
+                             f"__xp_{n}_n, (unsigned int) ((__xp_w1_{n} - __xp_w0_{n}) * "
+                             f"{es[n]}), NRAM2GDRAM);")
+        repl = {}
+        for n in order:
+            for acc in staged[n].accesses:
+                idx = loop_bind._ir_ast(acc.index, info)
+                repl[id(target(acc))] = c_ast.ArrayRef(
+                    c_ast.ID(f"__xp_{n}_n"), c_ast.BinaryOp("-", idx, c_ast.ID(f"__xp_w0_{n}")))
+        staged_body = _stmt_text(self.gen, loop_bind._clean(_copy_replace(body_node, repl)))
+        start = self._start_text(lp)
+        tile = [f"const long long __xp_c = __xp_hi - __xp_b < __xp_tile ? __xp_hi - __xp_b : "
+                f"__xp_tile;",
+                f"const long long {IMIN} = {start} + __xp_b * {lp.step};",
+                f"const long long {IMAX} = {start} + (__xp_b + __xp_c - 1) * {lp.step};"]
+        tile += tile_lines
+        tile.append(f"for (long long __xp_t = __xp_b; __xp_t < __xp_b + __xp_c; ++__xp_t) {{\n"
+                    f"{var}\n{staged_body}\n}}")
+        tile += after
+        lines.append("for (long long __xp_b = __xp_lo; __xp_b < __xp_hi; __xp_b += __xp_tile) {\n"
+                     + "\n".join(tile) + "\n}")
+        self._need_scalars(r, texts + [staged_body])
+        return self._wrap(r, lines)
+
+    def _wrap(self, r, lines) -> str:
+        return (f"__mlu_global__ void {r.name}({loop_bind._param_decls(r.params)})\n{{\n"
+                + "\n".join(lines) + "\n}\n")
+
+    def _elem_size(self, name: str) -> int:
+        et = " ".join(_elem_type(self.params[name]).split())
+        if et not in _ELEM_SIZE:
+            raise TaskBindError("XP-TASK-BIND-004", f"element type '{et}' of '{name}' has no "
+                                "known size on the MLU")
+        return _ELEM_SIZE[et]
+
+    def _start_text(self, lp) -> str:
+        start = affine.to_poly(lp.start)
+        if start is not None and loop_bind._poly_ok(start):
+            return f"(long long) ({_poly_text(start)})"
+        return f"(long long) ({_expr_text(self.gen, loop_bind._ir_ast(lp.start, self.info))})"
+
+    def _var_decl(self, lp, t: str) -> str:
+        tname = loop_bind._loop_type(lp) or "int"
+        step = f"{t}" if lp.step == 1 else f"{t} * {lp.step}"
+        return f"{tname} {lp.var} = ({tname}) ({self._start_text(lp)} + {step});"
+
+
+def _is_pointer(name: str, params: dict) -> bool:
+    p = params.get(name)
+    return p is not None and p.kind == "pointer"
+
+
+def _elem_type(p) -> str:
+    from platforms.common.hostgen import element_type
+
+    return element_type(p)
+
+
+def _poly_text(p: affine.Poly) -> str:
+    return p.c_text()
+
+
+def _generator(program):
+    from platforms.common.generator import XGenerator
+
+    return XGenerator(program.facts)
+
+
+def _stmt_text(gen, node) -> str:
+    if isinstance(node, c_ast.Compound):
+        return gen.visit(node)
+    text = gen.visit(node)
+    if isinstance(node, (c_ast.For, c_ast.If, c_ast.While, c_ast.DoWhile, c_ast.Pragma,
+                         c_ast.Switch)):
+        return text
+    return text + ";"
+
+
+def _expr_text(gen, node) -> str:
+    return gen.visit(node)
+
+
+def _copy_replace(node, repl: dict):
+    """Deep copy of ``node`` where nodes whose id is in ``repl`` are replaced."""
+    if id(node) in repl:
+        return copy.deepcopy(repl[id(node)])
+    new = copy.copy(node)
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        v = getattr(node, attr, None)
+        if isinstance(v, c_ast.Node):
+            setattr(new, attr, _copy_replace(v, repl))
+        elif isinstance(v, list):
+            setattr(new, attr, [_copy_replace(x, repl) if isinstance(x, c_ast.Node) else
+                                copy.deepcopy(x) for x in v])
+    return new
+
+
+# ------------------------------------------------------------------------------ the pass
+@register(PassInfo(
+    name=NAME,
+    summary="canonical C -> BANG C: parallel loop nests become __mlu_global__ kernels split "
+            "across taskDim tasks, tiles staged GDRAM->NRAM->GDRAM; CNRT host entry",
+    options={"clusters": Option(int, 4, "clusters of the UNION launch (1, 2, 4, 8, 16)"),
+             "cores": Option(int, 4, "cores per cluster (4)"),
+             "profile": Option(str, "", "BANG device profile sizing the NRAM tiles "
+                                        "(empty: the default profile)")},
+    requires=("at least one loop without a loop-carried dependence (XP-TASK-BIND-001)",
+              "computable access extents for every pointer parameter (XP-TASK-BIND-002)",
+              "one iteration's staged windows fit the NRAM pool (XP-TASK-BIND-003)",
+              "canonical C (platform vnni) without intrinsics, traceable pointers, "
+              "device-callable calls, no device->host scalars (XP-TASK-BIND-004)",
+              "cores == 4 and clusters in 1, 2, 4, 8, 16 within the profile (XP-TASK-BIND-005)"),
+    guarantees=("same outputs on the virtual device (strict mode)",
+                "every launch uses clusters*cores tasks; NRAM within the profile's capacity",
+                "entry name and parameters kept"),
+    introduces=("__mlu_global__ kernels", "__nram__ pool", "__memcpy GDRAM2NRAM/NRAM2GDRAM",
+                "__memset_nram", "CNRT host API", "<<<dim, ktype, queue>>> launches"),
+))
+def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = ""):
+    import platforms
+    from xpiler.program import parse_source
+
+    try:
+        low = _Lowering(program, clusters, cores, profile)
+    except TaskBindError as exc:
+        raise PassRefused(exc.message, diagnostics=[_diag(program, exc.code, exc.message,
+                                                          exc.node)]) from None
+    backend = platforms.module("bang", "backend")
+    marker = "__xp_marker_kernel"
+    ktype = "CNRT_FUNC_TYPE_BLOCK" if clusters * cores == 1 else f"CNRT_FUNC_TYPE_UNION{clusters}"
+    sizes = {n: str(v) for n, v in low.plan.sizes.items()}
+    host = backend.emit_host_entry(program.entry.name, list(program.entry.params), marker,
+                                   {"dim": (str(clusters * cores), "1", "1"), "ktype": ktype},
+                                   sizes=sizes)
+    lines = host.split("\n")
+    at = next(k for k, l in enumerate(lines) if marker in l)
+    lines[at] = low.host_text
+    host = "\n".join(lines)
+    head, _, entry_fn = host.partition('extern "C"')
+    gen = low.gen
+    pre = [l for l in head.strip().split("\n") if l.strip()]
+    for line in program.facts.get("preamble", []):
+        if loop_bind._HOST_ONLY_INCLUDES.search(line) or line in pre or \
+                re.match(r"\s*#\s*pragma\s+omp", line):
+            continue
+        pre.append(line)
+    ext = []
+    for e in program.ast.ext:
+        if isinstance(e, c_ast.FuncDef):
+            if e.decl.name == program.entry.name:
+                continue
+            e = copy.deepcopy(e)
+            if e.decl.name in low.plan.helpers:
+                spec = [s for s in e.decl.funcspec or [] if s not in ("__mlu_func__", "inline")]
+                e.decl.funcspec = spec + ["__mlu_func__"]
+                e.decl.storage = [s for s in e.decl.storage or [] if s != "static"]
+            ext.append(gen.visit(e) + "\n")
+        elif isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl) and \
+                e.name == program.entry.name:
+            continue
+        elif isinstance(e, c_ast.Pragma):
+            if not e.string.strip().startswith("omp"):
+                ext.append(gen.visit(e) + "\n")
+        else:
+            ext.append(gen.visit(e) + ";\n")
+    pool = ""
+    if "__xp_" in "".join(low.kernels) and f"{POOL_NAME} +" in "".join(low.kernels):
+        pool = f"__nram__ char {POOL_NAME}[{low.pool}];\n"
+    text = ("\n".join(pre) + "\n\n" + "".join(ext) + pool + "\n".join(low.kernels) + "\n"
+            + 'extern "C"' + entry_fn)
+    path = _target_path(program.path)
+    out = parse_source(text, "bang", path, entry=program.entry.name)
+    facts = dict(out.facts)
+    facts["task_bind"] = {"tasks": clusters * cores, "kernels": low.stats["kernels"],
+                          "staged": low.stats["staged"], "direct": low.stats["direct"],
+                          "pool_bytes": low.pool if pool else 0, "profile": low.prof["name"]}
+    return replace(out, facts=facts)
+
+
+def _target_path(path: str) -> str:
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return stem + ".mlu"
+
+
+@task_bind.legality
+def _task_bind_legal(program, *, clusters: int = 4, cores: int = 4, profile: str = ""):
+    try:
+        _Lowering(program, clusters, cores, profile)
+    except TaskBindError as exc:
+        return [_diag(program, exc.code, exc.message, exc.node)]
+    return []
