@@ -696,45 +696,48 @@ __global__ void __launch_bounds__(256) batchnorm_training(const float* __restric
 
 
 def layernorm(shape: list[int]) -> Entry:
-    """Layer norm over the last axis, one wavefront (64 threads) per row, Welford-free
-    two-pass statistics with __shfl_xor; the row stays in registers (cols <= 64 * 4)."""
+    """Layer norm over the last axis, one wavefront per row: the host asks the device for its
+    wavefront size (hipDeviceProp_t::warpSize) and launches that many threads per block; two-pass
+    statistics with __shfl_xor; the row stays in registers (cols <= 32 * 8 covers wave32 too)."""
     rows, cols = prod(shape[:-1]), shape[-1]
-    per = cdiv(cols, 64)
-    assert per <= 4
+    per = cdiv(cols, 32)
+    assert per <= 8
     src = HEAD + "\n" + fill("""#define COLS $cols
-#define VALS_PER_LANE $per
+#define MAX_VALS_PER_LANE $per  // for a 32-lane wavefront; a 64-lane one uses half
 
-__global__ void __launch_bounds__(64) layernorm_wave(const float* __restrict__ x, const float* __restrict__ gamma,
-                                                     const float* __restrict__ beta, float* __restrict__ y, float eps) {
+// blockDim.x == warpSize: one wavefront per row
+__global__ void layernorm_wave(const float* __restrict__ x, const float* __restrict__ gamma,
+                               const float* __restrict__ beta, float* __restrict__ y, float eps) {
   const int lane = threadIdx.x;
   const float* xr = x + (size_t)blockIdx.x * COLS;
   float* yr = y + (size_t)blockIdx.x * COLS;
-  float v[VALS_PER_LANE];
+  float v[MAX_VALS_PER_LANE];
   float s = 0.0f;
-  for (int i = 0; i < VALS_PER_LANE; ++i) {
-    const int j = lane + i * 64;
+  for (int i = 0; i < MAX_VALS_PER_LANE; ++i) {
+    const int j = lane + i * warpSize;
     v[i] = (j < COLS) ? xr[j] : 0.0f;
     s += v[i];
   }
   for (int mask = warpSize / 2; mask > 0; mask >>= 1) s += __shfl_xor(s, mask);
   const float mean = s / COLS;
   float q = 0.0f;
-  for (int i = 0; i < VALS_PER_LANE; ++i) {
-    const int j = lane + i * 64;
+  for (int i = 0; i < MAX_VALS_PER_LANE; ++i) {
+    const int j = lane + i * warpSize;
     const float d = (j < COLS) ? v[i] - mean : 0.0f;
     q += d * d;
   }
   for (int mask = warpSize / 2; mask > 0; mask >>= 1) q += __shfl_xor(q, mask);
   const float rstd = rsqrtf(q / COLS + eps);
-  for (int i = 0; i < VALS_PER_LANE; ++i) {
-    const int j = lane + i * 64;
+  for (int i = 0; i < MAX_VALS_PER_LANE; ++i) {
+    const int j = lane + i * warpSize;
     if (j < COLS) yr[j] = (v[i] - mean) * rstd * gamma[j] + beta[j];
   }
 }
 """, cols=cols, per=per)
     bufs = [Buf("x", "float", "rows * COLS"), Buf("gamma", "float", "COLS"), Buf("beta", "float", "COLS"),
             Buf("out", "float", "rows * COLS", "output")]
-    launch = "  hipLaunchKernelGGL(layernorm_wave, dim3(rows), dim3(64), 0, 0, d_x, d_gamma, d_beta, d_out, 1e-5f);"
+    launch = ("  hipDeviceProp_t prop;\n  hipGetDeviceProperties(&prop, 0);\n"
+              "  hipLaunchKernelGGL(layernorm_wave, dim3(rows), dim3(prop.warpSize), 0, 0, d_x, d_gamma, d_beta, d_out, 1e-5f);")
     src += "\n" + wrap("layernorm_kernel", bufs, [("rows", "int")], launch)
     params = [ptr("x", F32, "input", shape, "x"), ptr("gamma", F32, "input", [cols], "gamma"),
               ptr("beta", F32, "input", [cols], "beta"), ptr("out", F32, "output", shape, "out"),
@@ -1241,27 +1244,28 @@ __global__ void __launch_bounds__(64) mha_mfma_kernel(const float* __restrict__ 
 
 
 def gqa(B: int, H: int, M: int, Kd: int, N: int, G: int | None = None) -> Entry:
-    """Grouped-query attention, float SIMT: one block of 4 wavefronts per (batch, head),
-    each wavefront takes query rows; lanes own keys (scores) and then head dims (output)."""
+    """Grouped-query attention, float SIMT: one 256-thread block per (batch, head), each
+    wavefront (warpSize lanes) takes query rows; lanes own keys (scores) and then head dims."""
     G = G or max(1, H // 4)
     assert Kd <= 64 and H % G == 0
     src = "#include <cfloat>\n" + HEAD + "\n" + fill("""#define NUM_KEYS $N
 #define HEAD_DIM $Kd
-#define WAVES 4
+#define BLOCK 256
 
-__global__ void __launch_bounds__(WAVES * 64) gqa_wave_kernel(const float* __restrict__ Q, const float* __restrict__ K,
+__global__ void __launch_bounds__(BLOCK) gqa_wave_kernel(const float* __restrict__ Q, const float* __restrict__ K,
                                                              const float* __restrict__ V, float* __restrict__ out,
                                                              int heads, int kv_heads, int M, float scale) {
-  __shared__ float p_lds[WAVES][NUM_KEYS];
+  __shared__ float p_lds[BLOCK / 32][NUM_KEYS];  // one row per wavefront (wave32 or wave64)
   const int b = blockIdx.y;
   const int h = blockIdx.x;
   const int g = h / (heads / kv_heads);
   const int wave = threadIdx.x / warpSize;
   const int lane = threadIdx.x % warpSize;
+  const int waves = blockDim.x / warpSize;
   const float* kg = K + (size_t)(b * kv_heads + g) * NUM_KEYS * HEAD_DIM;
   const float* vg = V + (size_t)(b * kv_heads + g) * NUM_KEYS * HEAD_DIM;
   // all waves run the same number of iterations, so the barriers below stay block-uniform
-  for (int m0 = 0; m0 < M; m0 += WAVES) {
+  for (int m0 = 0; m0 < M; m0 += waves) {
     const int m = m0 + wave;
     const bool active = m < M;
     const float* qr = Q + ((size_t)(b * heads + h) * M + (active ? m : 0)) * HEAD_DIM;
@@ -1297,7 +1301,7 @@ __global__ void __launch_bounds__(WAVES * 64) gqa_wave_kernel(const float* __res
             Buf("V", "float", "batch * kv_heads * NUM_KEYS * HEAD_DIM"),
             Buf("out", "float", "batch * heads * M * HEAD_DIM", "output")]
     launch = ("  const float scale = 1.0f / sqrtf((float)HEAD_DIM);\n"
-              "  hipLaunchKernelGGL(gqa_wave_kernel, dim3(heads, batch), dim3(WAVES * 64), 0, 0,\n"
+              "  hipLaunchKernelGGL(gqa_wave_kernel, dim3(heads, batch), dim3(BLOCK), 0, 0,\n"
               "                     d_Q, d_K, d_V, d_out, heads, kv_heads, M, scale);")
     src += "\n" + wrap("gqa_kernel", bufs, [("batch", "int"), ("heads", "int"), ("kv_heads", "int"), ("M", "int")], launch)
     args = [B, H, M, Kd, N]

@@ -3,21 +3,22 @@
 
 #define NUM_KEYS 64
 #define HEAD_DIM 32
-#define WAVES 4
+#define BLOCK 256
 
-__global__ void __launch_bounds__(WAVES * 64) gqa_wave_kernel(const float* __restrict__ Q, const float* __restrict__ K,
+__global__ void __launch_bounds__(BLOCK) gqa_wave_kernel(const float* __restrict__ Q, const float* __restrict__ K,
                                                              const float* __restrict__ V, float* __restrict__ out,
                                                              int heads, int kv_heads, int M, float scale) {
-  __shared__ float p_lds[WAVES][NUM_KEYS];
+  __shared__ float p_lds[BLOCK / 32][NUM_KEYS];  // one row per wavefront (wave32 or wave64)
   const int b = blockIdx.y;
   const int h = blockIdx.x;
   const int g = h / (heads / kv_heads);
   const int wave = threadIdx.x / warpSize;
   const int lane = threadIdx.x % warpSize;
+  const int waves = blockDim.x / warpSize;
   const float* kg = K + (size_t)(b * kv_heads + g) * NUM_KEYS * HEAD_DIM;
   const float* vg = V + (size_t)(b * kv_heads + g) * NUM_KEYS * HEAD_DIM;
   // all waves run the same number of iterations, so the barriers below stay block-uniform
-  for (int m0 = 0; m0 < M; m0 += WAVES) {
+  for (int m0 = 0; m0 < M; m0 += waves) {
     const int m = m0 + wave;
     const bool active = m < M;
     const float* qr = Q + ((size_t)(b * heads + h) * M + (active ? m : 0)) * HEAD_DIM;
@@ -62,7 +63,7 @@ extern "C" void gqa_kernel(float* Q, float* K, float* V, float* out, int batch, 
   hipMemcpy(d_K, K, (batch * kv_heads * NUM_KEYS * HEAD_DIM) * sizeof(float), hipMemcpyHostToDevice);
   hipMemcpy(d_V, V, (batch * kv_heads * NUM_KEYS * HEAD_DIM) * sizeof(float), hipMemcpyHostToDevice);
   const float scale = 1.0f / sqrtf((float)HEAD_DIM);
-  hipLaunchKernelGGL(gqa_wave_kernel, dim3(heads, batch), dim3(WAVES * 64), 0, 0,
+  hipLaunchKernelGGL(gqa_wave_kernel, dim3(heads, batch), dim3(BLOCK), 0, 0,
                      d_Q, d_K, d_V, d_out, heads, kv_heads, M, scale);
   hipMemcpy(out, d_out, (batch * heads * M * HEAD_DIM) * sizeof(float), hipMemcpyDeviceToHost);
   hipFree(d_Q);
