@@ -1,12 +1,12 @@
-"""Shared pytest set-up: an isolated build cache per session, so tests never reuse stale builds
-from a developer's ~/.cache and never write outside tmp."""
+"""Shared pytest set-up.
+
+Builds of the virtual device are content-addressed (unit text, flags, runtime headers), so one
+cache can be shared by every test run and every xdist worker: it lives in the repository
+(``.xpiler-test-cache/``, git-ignored) unless ``XPILER_CACHE_DIR`` is set; tests never write to
+the user's ~/.cache.
+"""
 import os
+from pathlib import Path
 
-import pytest
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _isolated_cache(tmp_path_factory):
-    if "XPILER_CACHE_DIR" not in os.environ or os.environ.get("XPILER_TEST_FRESH_CACHE"):
-        os.environ["XPILER_CACHE_DIR"] = str(tmp_path_factory.mktemp("xpiler-cache"))
-    yield
+_CACHE = Path(__file__).resolve().parents[1] / ".xpiler-test-cache"
+os.environ.setdefault("XPILER_CACHE_DIR", str(_CACHE))
