@@ -70,16 +70,18 @@ class TranslationReport:
 PLANS: dict[tuple[str, str], str] = {
     ("cuda", "hip"): "api_map{to=hip}",
     ("hip", "cuda"): "api_map{to=cuda}",
-    ("vnni", "cuda"): "detensorize_vnni{rules=false},inline,sroa,memops,simplify,dce,loop_bind{to=cuda}",
-    ("vnni", "hip"): "detensorize_vnni{rules=false},inline,sroa,memops,simplify,dce,loop_bind{to=hip}",
+    ("vnni", "cuda"): "detensorize_vnni{rules=false},inline,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}",
+    ("vnni", "hip"): "detensorize_vnni{rules=false},inline,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}",
     ("cuda", "vnni"): "loop_recovery",
     ("hip", "vnni"): "loop_recovery",
     ("bang", "vnni"): "detensorize,task_recovery",
-    ("vnni", "bang"): "detensorize_vnni{rules=false},task_bind",
+    ("vnni", "bang"): "detensorize_vnni{rules=false},inline,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("cuda", "bang"): "loop_recovery,inline,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("hip", "bang"): "loop_recovery,inline,sroa,memops,simplify,dce,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
-PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce",
-                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind")
+PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
+                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang")
 
 
 def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
