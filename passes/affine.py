@@ -1260,6 +1260,7 @@ def _poly_ok_text(p: Poly) -> bool:
 def _poly_bound(p: Poly, acc: Access, want_max: bool):
     """Max (min) of ``p`` over the loops of ``acc``, tightened by its guards."""
     best = poly_max(p, acc.loops, want_max)
+    guarded: list = []
     for g in _conjuncts(acc.guards):
         if g[0] not in ("<", "<="):
             continue
@@ -1267,18 +1268,34 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
         if a is None or b is None:
             continue
         strict = Poly.const(1) if g[0] == "<" else Poly.const(0)
+        # d may mention loop variables: the bound holds pointwise wherever the guard holds,
+        # and poly_max below eliminates them (j < n - i on p = i + j gives p <= n - 1)
         if want_max:                   # p = a + d, a < b  ->  p <= b - 1 + d
             d = p - a
-            bound = None if _loop_keys(d) else b + d - strict
+            bound = b + d - strict
         else:                          # p = b + d, a < b  ->  p >= a + 1 + d
             d = p - b
-            bound = None if _loop_keys(d) else a + d + strict
+            bound = a + d + strict
         if bound is None:
             continue
         bound = poly_max(bound, acc.loops, want_max)
         if bound is None:
             continue
-        best = bound if best is None else _pick(best, bound, smaller=want_max)
+        guarded.append(bound)
+    # a guard bound holds wherever the access executes; the tightest provable one wins, and
+    # it is preferred to the loop-only bound when the two are not comparable (the guard is on
+    # the subscript itself: ``j < n - i`` on ``i + j``)
+    for g in guarded:
+        if all(g is h or _pick(g, h, smaller=want_max) is g for h in guarded):
+            if best is None:
+                return g
+            picked = _pick(best, g, smaller=want_max)
+            return picked if isinstance(picked, Poly) else g
+    if guarded and best is not None:
+        for g in guarded:
+            picked = _pick(best, g, smaller=want_max)
+            if isinstance(picked, Poly):
+                best = picked
     return best if isinstance(best, Poly) or best is None else None
 
 

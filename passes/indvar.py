@@ -1,0 +1,262 @@
+"""indvar: loops over an outer induction variable -> loops declaring their own (canonical form).
+
+Summary
+    In the entry, a loop ``for (; COND; i += s)`` (or ``++i``) over an ``int`` local ``i``
+    whose value on entry is known - the statement just before the loop is ``int i = E0;`` or
+    ``i = E0;``, or a loop this pass already rewrote - becomes
+    ``for (int i__vN = E0; COND[i := i__vN]; i__vN += s) BODY[i := i__vN]`` followed by
+    ``int i__eN = FINAL;`` (the value ``i`` has after the loop), and the following statements
+    of the block read ``i__eN`` instead of ``i`` (a later such loop starts from it); ``i =
+    i__eN;`` keeps ``i`` itself exact for anything else (``dce`` removes it when nothing
+    reads it). FINAL is ``E0 + s * T`` with the trip count ``T``; for the VNNI main-loop shape
+    ``int i = 0; for (; i + s <= n; i += s)`` it is ``n / s * s`` (``n >= 0``, the sizes
+    assumption of ``passes/affine.py``). The loops become canonical for ``passes/affine.py``
+    and the tail after them gets a never-assigned start.
+Requires
+    1. The program has an entry function definition (XP-INDVAR-001).
+    2. At least one loop with an empty (or ``i = E0``) initialiser whose condition is ``i < B``,
+       ``i <= B`` or ``i + c <= B`` / ``i + c < B``, whose step is a positive constant, whose
+       body does not assign ``i`` or any name of ``B``/``E0``, and whose variable is an
+       integer local with a known entry value (XP-INDVAR-002).
+Guarantees
+    Same outputs on the virtual device.
+Options
+    none.
+Example
+    ``int i = 0; for (; i + 16 <= n; i += 16) f(i); if (i < n) g(i);``  ->
+    ``int i = 0; for (int i__v1 = 0; i__v1 + 16 <= n; i__v1 += 16) f(i__v1);
+    int i__e1 = n / 16 * 16; i = i__e1; if (i__e1 < n) g(i__e1);``
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+from pycparser import c_ast
+
+from . import canon
+from .base import PassInfo, PassRefused, register
+
+NAME = "indvar"
+INT_TYPES = frozenset({"int", "long", "long long", "unsigned", "unsigned int", "int32_t",
+                       "int64_t", "size_t", "short"})
+
+
+def _const(e) -> int | None:
+    if isinstance(e, c_ast.Constant) and e.type == "int":
+        try:
+            return int(e.value.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    return None
+
+
+def _step(nxt, var) -> int | None:
+    match nxt:
+        case c_ast.UnaryOp(op=op, expr=c_ast.ID(name=n)) if n == var and op in ("++", "p++"):
+            return 1
+        case c_ast.Assignment(op="+=", lvalue=c_ast.ID(name=n), rvalue=r) if n == var:
+            c = _const(r)
+            return c if c is not None and c > 0 else None
+    return None
+
+
+def _bound(cond, var):
+    """(exclusive bound expression of var) from ``var < B``, ``var <= B``, ``var + c <= B``,
+    ``var + c < B``, plus (c, op) for the closed forms."""
+    if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<="):
+        return None
+    l, r = cond.left, cond.right
+    if isinstance(l, c_ast.ID) and l.name == var:
+        c = 0
+    elif isinstance(l, c_ast.BinaryOp) and l.op == "+" and isinstance(l.left, c_ast.ID) and \
+            l.left.name == var and _const(l.right) is not None:
+        c = _const(l.right)
+    else:
+        return None
+    if var in canon.ids_in(r) or canon.has_side_effects(r):
+        return None
+    return r, c, cond.op
+
+
+def _paren(e):
+    return e
+
+
+def _final(e0, bound, c: int, op: str, s: int):
+    """C expression of the variable's value after the loop."""
+    B = copy.deepcopy(bound)
+    # exclusive bound on the variable: v + c <= B  <=>  v < B - c + 1 ; v + c < B <=> v < B - c
+    adj = (1 - c) if op == "<=" else -c
+    if _const(e0) == 0 and op == "<=" and c == s and s > 0:
+        # v = 0, s, 2s, ... while v + s <= B  ->  B / s * s  (B >= 0)
+        return c_ast.BinaryOp("*", c_ast.BinaryOp("/", B, c_ast.Constant("int", str(s))),
+                              c_ast.Constant("int", str(s)))
+    hi = B if adj == 0 else c_ast.BinaryOp("+" if adj > 0 else "-", B, c_ast.Constant("int", str(abs(adj))))
+    if s == 1:
+        return c_ast.TernaryOp(c_ast.BinaryOp(">", copy.deepcopy(hi), copy.deepcopy(e0)),
+                               copy.deepcopy(hi), copy.deepcopy(e0))
+    span = c_ast.BinaryOp("-", copy.deepcopy(hi), copy.deepcopy(e0))
+    trips = c_ast.BinaryOp("/", c_ast.BinaryOp("+", span, c_ast.Constant("int", str(s - 1))),
+                           c_ast.Constant("int", str(s)))
+    return c_ast.TernaryOp(c_ast.BinaryOp(">", copy.deepcopy(hi), copy.deepcopy(e0)),
+                           c_ast.BinaryOp("+", copy.deepcopy(e0),
+                                          c_ast.BinaryOp("*", trips, c_ast.Constant("int", str(s)))),
+                           copy.deepcopy(e0))
+
+
+class _Canon:
+    def __init__(self, fdef):
+        self.counter = 0
+        self.done = 0
+        self.reasons: list = []
+        self.decl_types: dict[str, str] = {}
+        for n in canon.walk(fdef.body):
+            if isinstance(n, c_ast.Decl) and n.name and isinstance(n.type, c_ast.TypeDecl):
+                t = " ".join(canon.type_words(n.type))
+                self.decl_types[n.name] = t if self.decl_types.get(n.name, t) == t else "?"
+
+    def items(self, items: list) -> list:
+        out: list = []
+        known: dict[str, c_ast.Node] = {}        # var -> value expression at this point
+        subst: dict[str, c_ast.Node] = {}        # var -> never-assigned end local
+        for s in items:
+            s = self.rec(s)
+            if subst:
+                w = canon.written_names(s)
+                live = {v: e for v, e in subst.items() if v not in w}
+                # a loop over v that we rewrite reads its start from the substitution
+                s_loop = s if isinstance(s, c_ast.For) else None
+                for v in list(subst):
+                    if v in w and not (s_loop is not None and self._is_outer_loop(s_loop, v)):
+                        del subst[v]
+                if live:
+                    s = canon.substitute(s, {v: e for v, e in subst.items() if v not in w})
+            if isinstance(s, c_ast.For):
+                r = self.loop(s, known, subst)
+                if r is not None:
+                    out += r
+                    continue
+            out.append(s)
+            # what we know about int locals' values for the next loop
+            if isinstance(s, c_ast.Decl) and s.name and s.init is not None and \
+                    self.decl_types.get(s.name) in INT_TYPES and not canon.has_side_effects(s.init):
+                known = {s.name: s.init}
+                subst.pop(s.name, None)
+            elif isinstance(s, c_ast.Assignment) and s.op == "=" and isinstance(s.lvalue, c_ast.ID) \
+                    and not canon.has_side_effects(s.rvalue) and \
+                    self.decl_types.get(s.lvalue.name) in INT_TYPES:
+                known = {s.lvalue.name: s.rvalue}
+            elif not isinstance(s, c_ast.Pragma):
+                known = {}
+        return out
+
+    @staticmethod
+    def _is_outer_loop(s: c_ast.For, v: str) -> bool:
+        return s.init is None and isinstance(s.next, (c_ast.UnaryOp, c_ast.Assignment)) and \
+            canon.lvalue_root(getattr(s.next, "expr", None) or getattr(s.next, "lvalue", None)) == v
+
+    def rec(self, s):
+        if isinstance(s, c_ast.Compound):
+            s.block_items = self.items(list(s.block_items or []))
+        elif isinstance(s, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+            s.stmt = self._sub(s.stmt)
+        elif isinstance(s, c_ast.If):
+            s.iftrue = self._sub(s.iftrue)
+            s.iffalse = self._sub(s.iffalse) if s.iffalse is not None else None
+        return s
+
+    def _sub(self, s):
+        if isinstance(s, c_ast.Compound):
+            return self.rec(s)
+        out = self.items([s])
+        return out[0] if len(out) == 1 else c_ast.Compound(out)
+
+    def loop(self, s: c_ast.For, known: dict, subst: dict):
+        nxt = s.next
+        var = canon.lvalue_root(getattr(nxt, "expr", None) if isinstance(nxt, c_ast.UnaryOp)
+                                else getattr(nxt, "lvalue", None)) if nxt is not None else None
+        if var is None or self.decl_types.get(var) not in INT_TYPES:
+            return None
+        if isinstance(s.init, c_ast.DeclList):
+            return None
+        e0 = None
+        if s.init is None:
+            if var in subst:
+                e0 = subst[var]
+            elif var in known:
+                e0 = known[var]
+        elif isinstance(s.init, c_ast.Assignment) and s.init.op == "=" and \
+                isinstance(s.init.lvalue, c_ast.ID) and s.init.lvalue.name == var:
+            e0 = s.init.rvalue
+        if e0 is None or canon.has_side_effects(e0):
+            self.reasons.append(("the loop variable's value on entry is not known", s))
+            return None
+        st = _step(nxt, var)
+        b = _bound(s.cond, var)
+        if st is None or b is None:
+            self.reasons.append(("the loop is not 'v < B' / 'v + c <= B' with a positive constant step", s))
+            return None
+        bound, c, op = b
+        body_w = canon.written_names(s.stmt)
+        if var in body_w or (canon.ids_in(bound) | canon.ids_in(e0)) & body_w:
+            self.reasons.append(("the body assigns the loop variable or a name of its bounds", s))
+            return None
+        self.counter += 1
+        k = self.counter
+        v, e = f"{var}__v{k}", f"{var}__e{k}"
+        t = self.decl_types[var]
+        (new,) = canon.parse_stmts(f"for ({t} {v} = 0; {v} < 1; {v} += {st}) ;")
+        new.init.decls[0].init = copy.deepcopy(e0)
+        new.cond = canon.substitute(s.cond, {var: c_ast.ID(v)})
+        new.stmt = canon.substitute(s.stmt, {var: c_ast.ID(v)})
+        (end_decl, assign) = canon.parse_stmts(f"{t} {e} = 0; {var} = {e};")
+        end_decl.init = _final(e0, bound, c, op, st)
+        subst[var] = c_ast.ID(e)
+        self.done += 1
+        return [new, end_decl, assign]
+
+
+def _run(program, ast):
+    fdef = canon.entry_def(ast, program.entry.name) if program.entry else None
+    if fdef is None:
+        return None
+    cz = _Canon(fdef)
+    fdef.body.block_items = cz.items(list(fdef.body.block_items or []))
+    return cz
+
+
+@register(PassInfo(
+    name=NAME,
+    summary="loops over an outer induction variable (for (; i + 16 <= n; i += 16)) -> canonical "
+            "loops declaring their own variable; the value after the loop as a never-assigned local",
+    requires=("an entry function definition (XP-INDVAR-001)",
+              "a loop without declared variable, condition v < B / v + c <= B, positive constant "
+              "step, known entry value, body not assigning v or its bounds (XP-INDVAR-002)"),
+    guarantees=("same outputs on the virtual device",),
+    introduces=("v__vN loop variables", "v__eN end values"),
+))
+def indvar(program):
+    from xpiler.program import parse_source
+    import platforms
+
+    ast = copy.deepcopy(program.ast)
+    cz = _run(program, ast)
+    if cz is None or not cz.done:
+        raise PassRefused("indvar: no loop to canonicalise")
+    draft = replace(program, ast=ast, source="")
+    text = platforms.module(program.platform, "backend").emit(draft)
+    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+
+
+@indvar.legality
+def _legal(program):
+    if program.entry is None or canon.entry_def(program.ast, program.entry.name) is None:
+        return [canon.diag(program, NAME, "XP-INDVAR-001", "no entry function definition")]
+    cz = _run(program, copy.deepcopy(program.ast))
+    if not cz.done:
+        if cz.reasons:
+            why, node = cz.reasons[0]
+            return [canon.diag(program, NAME, "XP-INDVAR-002", f"no loop to canonicalise: {why}", node)]
+        return [canon.diag(program, NAME, "XP-INDVAR-002", "no loop without its own induction variable")]
+    return []

@@ -1,0 +1,103 @@
+"""passes/inline.py: helpers (incl. pointer-taking ones) inlined into the entry; refusals."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+
+import platforms
+from passes import inline  # noqa: F401  (registers the pass)
+from passes.base import PassRefused, run_pass
+from xpiler.program import parse_source
+from xpiler.run import run_kernel
+
+import numpy as np
+
+SRC = r"""
+#include <string.h>
+static inline int sq(int v) { return v * v; }
+static void store(void *mem, const float *a, int n) {
+  for (int j = 0; j < n; ++j) ((float *) mem)[j] = a[j] * 2.0f;
+}
+static float twice(float x) { float t = x + x; return t; }
+static void guarded(float *p, int i, int n) {
+  if (i >= n) return;
+  p[i] = 1.0f;
+}
+extern "C" void k(const float *x, float *out, int *y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = sq(i);
+  store(out, x, n);
+  for (int i = 0; i < n; ++i) out[i] += twice(x[i]);
+  guarded(out, n - 1, n);
+}
+"""
+
+
+def _prog(text=SRC):
+    return parse_source(text, "vnni", "t.cpp")
+
+
+def _emit(p):
+    return platforms.module(p.platform, "backend").emit(p)
+
+
+def test_golden_every_helper_inlined_and_removed():
+    prog = _prog()
+    out = run_pass("inline", prog)
+    text = _emit(out)
+    body = text.split('extern "C"')[1]
+    assert "sq(" not in body and "store(" not in body and "twice(" not in body
+    assert "static" not in text.split('extern "C"')[0]          # unreferenced statics dropped
+    assert "y[i] = ((int) i) * ((int) i);" in body             # expression helper
+    assert "((float *) out)[j__i" in body                      # void * param substituted
+    assert "if (!((n - 1) >= n))" in body or "if (!(i__i" in body  # guard return -> if
+    n = 7
+    x = np.arange(n, dtype=np.float32)
+    want = [x, np.zeros(n, np.float32), np.zeros(n, np.int32), n]
+    got = copy.deepcopy(want)
+    run_kernel("a.cpp", args=want, source=SRC, program=prog)
+    run_kernel("b.cpp", args=got, source=text, program=out)
+    for a, b in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_input_not_mutated():
+    prog = _prog()
+    before = _emit(prog)
+    run_pass("inline", prog)
+    assert _emit(prog) == before
+
+
+def test_refuses_without_entry_definition():
+    prog = _prog()
+    prog = dataclasses.replace(prog, entry=dataclasses.replace(prog.entry, name="missing"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("inline", prog)
+    assert exc.value.diagnostics[0].code == "XP-INLINE-001"
+
+
+def test_refuses_recursive_helper():
+    prog = _prog("static int f(int a) { return a > 0 ? f(a - 1) : 0; }\n"
+                 "extern \"C\" void k(int *x, int n) { x[0] = f(n); }\n")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("inline", prog)
+    d = exc.value.diagnostics[0]
+    assert d.code == "XP-INLINE-002" and "recursive" in d.message
+
+
+def test_refuses_return_in_the_middle_and_static_locals():
+    for helper in ("static int f(int a) { for (int i = 0; i < a; ++i) if (i > 3) return i; return 0; }",
+                   "static int f(int a) { static int c = 0; c += a; return c; }"):
+        prog = _prog(helper + "\nextern \"C\" void k(int *x, int n) { x[0] = f(n); }\n")
+        with pytest.raises(PassRefused) as exc:
+            run_pass("inline", prog)
+        assert exc.value.diagnostics[0].code == "XP-INLINE-002"
+
+
+def test_call_in_loop_condition_is_left_alone():
+    prog = _prog("static int lim(int a) { int t = a; return t; }\n"
+                 "static int one(int a) { int t = a; return t; }\n"
+                 "extern \"C\" void k(int *x, int n) { for (int i = 0; i < lim(n); ++i) x[i] = one(i); }\n")
+    text = _emit(run_pass("inline", prog))
+    assert "i < lim(n)" in text and "one(" not in text.split('extern "C"')[1]
