@@ -324,6 +324,25 @@ def activemask_fn(platform: str) -> str:
             f"    if (base + l < nt && !(done && done[base + l])) m |= ({t})1 << l;\n  return m;\n}}\n")
 
 
+def device_prop(platform: str, profile: dict) -> str:
+    """``cudaGetDeviceProperties`` / ``hipGetDeviceProperties``: the fields the virtual device
+    reports, from the device profile (warp size, limits, shared memory); others are zero."""
+    w = WARP[platform]
+    sms = 108 if platform == "cuda" else 104      # as the runtime reports (xp_cuda.h / xp_hip.h)
+    bd = profile.get("max_block_dims", [1024, 1024, 64])
+    gd = profile.get("max_grid_dims", [2147483647, 65535, 65535])
+    return ("typedef struct {\n  char name[256];\n  unsigned long totalGlobalMem;\n  unsigned long sharedMemPerBlock;\n"
+            "  int warpSize;\n  int maxThreadsPerBlock;\n  int maxThreadsDim[3];\n  int maxGridSize[3];\n"
+            "  int multiProcessorCount;\n  int maxThreadsPerMultiProcessor;\n} xp_device_prop;\n"
+            "static inline int xp_get_device_properties(xp_device_prop *p, int dev) {\n"
+            "  if (dev != 0) return 1;\n  memset(p, 0, sizeof(*p));\n"
+            f"  p->sharedMemPerBlock = {int(profile.get('shared_mem_bytes', 49152))}ul;\n"
+            f"  p->warpSize = {w};\n  p->maxThreadsPerBlock = {int(profile.get('max_threads_per_block', 1024))};\n"
+            f"  p->maxThreadsDim[0] = {bd[0]};\n  p->maxThreadsDim[1] = {bd[1]};\n  p->maxThreadsDim[2] = {bd[2]};\n"
+            f"  p->maxGridSize[0] = {gd[0]};\n  p->maxGridSize[1] = {gd[1]};\n  p->maxGridSize[2] = {gd[2]};\n"
+            f"  p->multiProcessorCount = {sms};\n  p->maxThreadsPerMultiProcessor = 2048;\n  return 0;\n}}\n")
+
+
 def support_code(names: set[str], platform: str, extra: list[str]) -> str:
     """Helper snippets for the identifiers ``names`` the lifted program uses, then ``extra``
     (generated instruction helpers)."""

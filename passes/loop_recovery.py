@@ -68,10 +68,11 @@ HOST_API = {
     "MemsetAsync": ("xp_memset", (0, 1, 2)), "DeviceSynchronize": ("xp_nop", ()),
     "GetLastError": ("xp_nop", ()), "PeekAtLastError": ("xp_nop", ()), "StreamSynchronize": ("xp_nop", ()),
     "FuncSetAttribute": ("xp_nop", ()), "SetDevice": ("xp_nop", ()), "DeviceReset": ("xp_nop", ()),
-    "ThreadSynchronize": ("xp_nop", ()),
+    "ThreadSynchronize": ("xp_nop", ()), "GetDeviceProperties": ("xp_get_device_properties", (0, 1)),
 }
 _API = re.compile(r"^(cuda|hip)([A-Z]\w*)$")
-_TYPES = {"cudaError_t": ["int"], "hipError_t": ["int"], "cudaError": ["int"]}
+_TYPES = {"cudaError_t": ["int"], "hipError_t": ["int"], "cudaError": ["int"],
+          "cudaDeviceProp": ["xp_device_prop"], "hipDeviceProp_t": ["xp_device_prop"]}
 
 
 def _coord(program, node) -> Coord:
@@ -159,7 +160,12 @@ def _lift(program, omp: bool):
     ast = c_ast.FileAST(out)
     names = {n.name for n in G.walk(ast) if isinstance(n, c_ast.ID)}
     names |= {x for n in G.walk(ast) if isinstance(n, c_ast.IdentifierType) for x in n.names}
-    text = S.support_code(names, program.platform, [helpers[k] for k in sorted(helpers, key=_helper_order)])
+    extra = [helpers[k] for k in sorted(helpers, key=_helper_order)]
+    if "xp_get_device_properties" in names:
+        import platforms
+
+        extra.insert(0, S.device_prop(program.platform, platforms.module(program.platform, "emulate").load_profile()))
+    text = S.support_code(names, program.platform, extra)
     from platforms.vnni import frontend as vnni_frontend
 
     probe = 'extern "C" void xp_support_probe(void) {}\n'    # the front-end wants an entry
