@@ -5,8 +5,10 @@ A generator is a table of *entries*: one kernel file plus its case file (``<name
 deterministic (no clocks, no randomness, sorted output); ``--check`` compares the files on disk
 with what would be written and exits 1 on any difference (CI uses it to catch hand edits).
 
-Case keys written here beyond the operator's own attributes:
+Every case is checked with ``xpiler.ops.validate_case`` and written as ``xpiler.ops.dump_case``
+text. Keys besides op, name, args and the operator's attributes:
 
+``platform``, ``file``  dialect id and the kernel's file name
 ``entry``   the function ``xpiler.run_kernel`` should call (host wrapper or kernel)
 ``launch``  only for kernel-only files: ``{"grid": [x,y,z], "block": [x,y,z], "shmem": n}``
 ``params``  ``[{name, dtype, role, shape, tensor}]`` for pointers (``tensor`` = the operator's
@@ -15,7 +17,6 @@ Case keys written here beyond the operator's own attributes:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -19,13 +19,12 @@ Usage: .venv/bin/python tools/gen_corpus_hip.py [--check]
 """
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus_gpu_common import (Buf, Entry, cdiv, flit, fill, host_wrapper, main, prod, ptr,  # noqa: E402
+from _corpus_gpu_common import (Buf, Entry, cdiv, fill, host_wrapper, main, prod, ptr,  # noqa: E402
                                 scalar)
 
 F32 = "float32"
