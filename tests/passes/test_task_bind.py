@@ -1,0 +1,125 @@
+"""passes/task_bind.py: canonical C -> BANG C (golden structure, refusals, strict-mode runs)."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+import platforms
+from passes import task_bind  # noqa: F401  (registers the pass)
+from passes.base import PassRefused, run_pass
+from xpiler.program import parse_file
+
+DATA = Path(__file__).parent / "data_bang"
+
+
+def _lower(name: str, **opts):
+    prog = parse_file(DATA / f"{name}.cpp")
+    out = run_pass("task_bind", prog, **opts)
+    return prog, out, platforms.module("bang", "backend").emit(out)
+
+
+def test_elementwise_golden():
+    _, out, text = _lower("add")
+    assert out.platform == "bang"
+    assert [k.name for k in out.kernels] == ["add_kernel_k0"]
+    assert out.entry.name == "add_kernel" and [p.name for p in out.entry.params] == \
+        ["x", "y", "out", "n"]
+    kernel = text.split('extern "C"')[0]
+    assert "__mlu_global__ void add_kernel_k0(const float *x, const float *y, float *out, int n)" \
+        in kernel
+    assert "(__xp_n + taskDim - 1) / taskDim" in kernel and "((long long) taskId) * __xp_per" in kernel
+    for buf in ("x", "y", "out"):
+        assert f"__memcpy(__xp_{buf}_n, {buf} + __xp_w0_{buf}" in kernel
+    assert "__memcpy(out + __xp_w0_out, __xp_out_n" in kernel and "NRAM2GDRAM" in kernel
+    assert "__memcpy(x + " not in kernel                  # inputs are never written back
+    assert "__xp_out_n[i - __xp_w0_out] = __xp_x_n[i - __xp_w0_x] + __xp_y_n[i - __xp_w0_y]" \
+        in kernel
+    assert "__nram__ char __xp_pool[589824]" in text      # 768 KiB - 128 KiB - 64 KiB
+    host = text.split('extern "C"')[1]
+    assert "cnrtDim3_t dim = {16, 1, 1}" in host and "CNRT_FUNC_TYPE_UNION4" in host
+    assert "add_kernel_k0<<<dim, ktype, queue>>>(d_x, d_y, d_out, n)" in host
+    assert "cnrtMemcpy((void *) out, d_out, n * sizeof(float), CNRT_MEM_TRANS_DIR_DEV2HOST)" in host
+    assert "#pragma omp" not in text
+    assert out.facts["task_bind"]["tasks"] == 16
+
+
+def test_constant_shapes_get_a_compile_time_tile():
+    _, out, text = _lower("softmax")
+    assert "long long __xp_tile = " in text and "__xp_g = " not in text   # constant: no runtime sizing
+    assert sorted(out.facts["task_bind"]["staged"]) == ["softmax_kernel_k0:in",
+                                                        "softmax_kernel_k0:out"]
+
+
+def test_symbolic_shapes_size_tiles_at_run_time_with_a_gdram_fallback():
+    _, out, text = _lower("gemm")
+    assert "const long long __xp_g = " in text and "if (__xp_tile < 1)" in text
+    assert "for (int k = 0; k < K; ++k)" in text          # reduction stays sequential per task
+
+
+def test_scattered_writes_stay_in_gdram():
+    _, out, text = _lower("transpose_lifted")
+    facts = out.facts["task_bind"]
+    assert facts["staged"] == ["transpose_kernel_k0:in"]
+    assert facts["direct"] and facts["direct"][0].startswith("transpose_kernel_k0:out")
+    assert "__memcpy(out" not in text                      # never copied back wholesale
+
+
+def test_input_program_is_not_mutated():
+    prog = parse_file(DATA / "gemm.cpp")
+    before = copy.deepcopy(prog.ast)
+    run_pass("task_bind", prog)
+    assert str(before) == str(prog.ast)
+
+
+def _refusal(name: str, **opts) -> str:
+    prog = parse_file(DATA / f"{name}.cpp")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_bind", prog, **opts)
+    return exc.value.diagnostics[0].code
+
+
+def test_no_parallel_loop_is_refused():
+    assert _refusal("recurrence") == "XP-TASK-BIND-001"
+
+
+def test_uncomputable_extent_is_refused():
+    assert _refusal("gather") == "XP-TASK-BIND-002"
+
+
+def test_window_over_nram_is_refused():
+    assert _refusal("huge_row") == "XP-TASK-BIND-003"
+
+
+def test_intrinsics_are_refused():
+    prog = parse_file(Path(__file__).parents[2] / "xpiler" / "corpus" / "vnni" / "add_18_128.cpp")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_bind", prog)
+    assert exc.value.diagnostics[0].code == "XP-TASK-BIND-004"
+
+
+def test_bad_launch_is_refused():
+    assert _refusal("add", cores=2) == "XP-TASK-BIND-005"
+    assert _refusal("add", clusters=8) == "XP-TASK-BIND-005"      # mtp_372 has 4 clusters
+
+
+def _translate(path: Path, tmp_path):
+    from xpiler.translate import translate
+
+    return translate(str(path), "bang", str(tmp_path / (path.stem + ".mlu")))
+
+
+@pytest.mark.parametrize("name", ["add", "gemm"])
+def test_strict_mode_round_trip(name, tmp_path):
+    rep = _translate(DATA / f"{name}.cpp", tmp_path)
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    step = next(s for s in rep.steps if s.name == "task_bind")
+    assert step.status == "verified"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["rowsum", "softmax", "transpose_lifted", "rowsum128"])
+def test_strict_mode_round_trip_more(name, tmp_path):
+    rep = _translate(DATA / f"{name}.cpp", tmp_path)
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
