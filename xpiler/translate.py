@@ -75,9 +75,9 @@ PLANS: dict[tuple[str, str], str] = {
     ("cuda", "vnni"): "loop_recovery",
     ("hip", "vnni"): "loop_recovery",
     ("bang", "vnni"): "detensorize,task_recovery",
-    ("vnni", "bang"): "detensorize_vnni{rules=false},inline,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("cuda", "bang"): "loop_recovery,inline,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("hip", "bang"): "loop_recovery,inline,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("vnni", "bang"): "detensorize_vnni{rules=false},inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("cuda", "bang"): "loop_recovery,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("hip", "bang"): "loop_recovery,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
