@@ -103,11 +103,12 @@ def load_passes() -> None:
 
 
 def _inputs(program, src: Path, specs: dict, config: str | None, seed: int):
-    """(args, description) or (None, reason)."""
+    """(args, description, launch) or (None, reason, None); launch is a case file's launch for a
+    kernel-only source."""
     from .verify import make_args
 
     if specs:
-        return make_args(program, specs, seed), "command-line --arg"
+        return make_args(program, specs, seed), "command-line --arg", None
     case_path = Path(config) if config else src.with_suffix(".json")
     if config and not case_path.exists():
         raise UsageError(f"config file {config} not found")
@@ -119,15 +120,15 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int):
         if "params" in data:
             from . import ops
 
-            return ops.make_inputs(data, seed=seed), f"case file {case_path}"
+            return ops.make_inputs(data, seed=seed), f"case file {case_path}", data.get("launch")
         if "args" in data:
             from .argspec import parse_arg_specs
 
             specs = parse_arg_specs([f"{k}={v}" for k, v in data["args"].items()])
-            return make_args(program, specs, seed), f"config file {case_path}"
+            return make_args(program, specs, seed), f"config file {case_path}", data.get("launch")
         raise UsageError(f"{case_path}: expected 'params' (a case file) or 'args'")
-    return None, ("no verification inputs: give --arg NAME=SPEC for every parameter or --config FILE "
-                  "(input inference from host allocations is not implemented yet)")
+    return None, ("no verification inputs: give --arg NAME=SPEC for every parameter (pointer sizes "
+                  "follow from the scalars when the host code shows them) or --config FILE"), None
 
 
 def _copy(args):
@@ -152,12 +153,13 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
     report = TranslationReport(str(src_path), target, str(out_path))
     steps = plan(program.platform, target)
     report.pipeline = format_pipeline(steps)
-    args, how = _inputs(program, src_path, arg_specs or {}, config, seed)
+    args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed)
     report.inputs = how
     reference = None
     if args is not None:
         reference = _copy(args)
-        run_kernel(src_path, args=reference, program=program, timeout=timeout)
+        run_kernel(src_path, args=reference, program=program, timeout=timeout,
+                   launch=launch if program.entry.kind == "kernel" else None)
 
     current, current_text = program, None
     for name, options in steps:
@@ -185,7 +187,7 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
             continue
         ok, outputs, message = _verify(text, candidate, out_path, program, args, reference, strict and
                                        candidate.platform == target, timeout, run_kernel, parse_source,
-                                       compare_arrays)
+                                       compare_arrays, _same_launch(program, candidate, launch))
         status = "verified" if ok else "failed-verification"
         report.steps.append(StepRecord(name, options, status, time.perf_counter() - s0, message, outputs))
         if ok:
@@ -211,12 +213,23 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
     return report
 
 
+def _same_launch(source, candidate, launch):
+    """The source's launch applies to a candidate whose entry is still a device kernel of the
+    same execution model (grid/block for CUDA and HIP, clusters/cores for BANG)."""
+    if launch is None or source.entry is None or source.entry.kind != "kernel":
+        return None
+    gpu = {"cuda", "hip"}
+    same_model = (source.platform in gpu and candidate.platform in gpu) or source.platform == candidate.platform
+    return launch if same_model else None
+
+
 def _verify(text, candidate, out_path, source_program, args, reference, strict, timeout, run_kernel,
-            parse_source, compare_arrays):
+            parse_source, compare_arrays, launch=None):
     try:
         reparsed = parse_source(text, candidate.platform, str(out_path))
         got = _copy(args)
-        run_kernel(out_path, args=got, source=text, program=reparsed, timeout=timeout, strict=strict)
+        run_kernel(out_path, args=got, source=text, program=reparsed, timeout=timeout, strict=strict,
+                   launch=launch if reparsed.entry is not None and reparsed.entry.kind == "kernel" else None)
     except XpilerError as exc:
         return False, [], exc.render()
     except Exception as exc:  # the candidate is untrusted; never let it crash the driver

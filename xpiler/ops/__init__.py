@@ -127,7 +127,7 @@ def load_case(path: str | Path) -> dict:
     return case
 
 
-_CASE_KEYS = ("op", "name", "platform", "file", "entry", "args")
+_CASE_KEYS = ("op", "name", "platform", "file", "entry", "launch", "args")
 
 
 def dump_case(case: dict) -> str:
