@@ -284,6 +284,9 @@ class _GuardedBuffer:
 def _launch_struct(platform: str, launch: dict | None, profile: dict) -> _Launch:
     cfg = _Launch()
     default = dict(profile.get("default_launch") or {})
+    for key in ("grid", "block"):  # CUDA/HIP profiles: default_grid / default_block
+        if f"default_{key}" in profile:
+            default.setdefault(key, profile[f"default_{key}"])
     launch = {**default, **(launch or {})}
 
     def dims(v, name):
