@@ -82,6 +82,8 @@ def extreme(p: affine.Poly, loops, want_max: bool) -> affine.Poly | None:
         coef, rest = sp
         if _loop_keys(coef) & {"v:" + x.uid for x in loops}:
             return None
+        if None in (lp.lo, lp.hi, lp.start):
+            return None                     # not a counted loop: no exact extreme
         sg = coef.sign()
         if sg is None:
             sg = affine._sign_when_running(coef, loops)
@@ -166,6 +168,8 @@ def _dense(p: affine.Poly, acc: affine.Access, bound: affine.LoopInfo) -> bool:
         if sp is None:
             return False
         coef, rest = sp
+        if lp.lo is None or lp.hi is None:
+            return False
         lo, hi = affine.to_poly(lp.lo), affine.to_poly(lp.hi)
         if lp.step != 1 or lo is None or hi is None or _loop_keys(lo) or _loop_keys(hi) \
                 or _loop_keys(coef) or not coef.t:

@@ -108,7 +108,11 @@ class _Lowering:
                                 f"(profile {prof['name']} has {prof['clusters']} clusters)")
         self.clusters, self.cores, self.prof = clusters, cores, prof
         self.pool = pool_bytes(prof)
-        the_plan, problems = loop_bind.plan(program)
+        try:
+            the_plan, problems = loop_bind.plan(program)
+        except TypeError as exc:       # affine.poly_max on a non-counted loop (lo is None)
+            raise TaskBindError("XP-TASK-BIND-002", f"the extent analysis failed on a loop "
+                                f"that is not counted ({exc})") from None
         if the_plan is None:
             d = problems[0]
             raise TaskBindError(_CODE.get(d.code, "XP-TASK-BIND-004"),
