@@ -119,7 +119,7 @@ def test_strict_mode_round_trip(name, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["rowsum", "softmax", "transpose_lifted", "rowsum128"])
+@pytest.mark.parametrize("name", ["rowsum", "softmax", "transpose_lifted", "rowsum128", "phases"])
 def test_strict_mode_round_trip_more(name, tmp_path):
     rep = _translate(DATA / f"{name}.cpp", tmp_path)
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
