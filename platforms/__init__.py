@@ -7,6 +7,7 @@ Each subpackage provides (see ``platforms/base.py``): ``frontend`` (source -> Pr
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 
 PLATFORMS = ("cuda", "hip", "bang", "vnni")
@@ -28,24 +29,34 @@ def canonical(name: str) -> str:
     return key
 
 
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_HIP_MARKERS = ("hip/hip_runtime", "hipLaunchKernelGGL", "hipMalloc", "__builtin_amdgcn_")
+_BANG_MARKERS = ("__mlu_global__", "__mlu_entry__", "__bang_", "cnrtMalloc", "cnrtQueue", "__nram__")
+
+
 def detect(path: str | Path, text: str | None = None) -> str:
-    """Guess the platform of a source file from its suffix, then from its contents."""
+    """Guess the platform of a source file: .hip and .mlu decide; a .cu file is CUDA unless its
+    code (comments ignored) uses the HIP runtime; for generic C/C++ suffixes the code decides
+    between HIP, BANG and vnni."""
     p = Path(path)
+    suffix = EXTENSIONS.get(p.suffix.lower())
+    if suffix in ("hip", "bang"):
+        return suffix
     if text is None:
         try:
             text = p.read_text(errors="replace")
         except OSError:
             text = ""
-    # content wins over a generic suffix: .cpp files are often HIP
-    if "hip/hip_runtime" in text or "hipLaunchKernelGGL" in text or "hipMalloc" in text \
-            or "__builtin_amdgcn_" in text:
-        return "hip"
-    if "__mlu_global__" in text or "__mlu_entry__" in text or "__bang_" in text or "cnrt" in text:
+    code = _COMMENTS.sub(" ", text)
+    if any(m in code for m in _HIP_MARKERS):
+        return "hip"  # also hipified code that kept its .cu suffix
+    if suffix == "cuda":
+        return suffix
+    if any(m in code for m in _BANG_MARKERS):
         return "bang"
-    suffix = EXTENSIONS.get(p.suffix.lower())
     if suffix:
         return suffix
-    if "__global__" in text:
+    if "__global__" in code:
         return "cuda"
     return "vnni"
 

@@ -113,3 +113,13 @@ def test_check_sizes_pointers_from_host_allocations(capsys):
     assert main(["check", str(src), str(src), "--arg", "rows=64", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["ok"] and {o["name"]: o["size"] for o in rep["outputs"]} == {"x": 64 * 128, "out": 64 * 128}
+
+
+def test_platform_detection_ignores_comments():
+    import platforms
+
+    assert platforms.detect("k.cpp", "// was __bang_add\nextern \"C\" void f(float* a) {}") == "vnni"
+    assert platforms.detect("k.cpp", "#include <hip/hip_runtime.h>\n") == "hip"
+    assert platforms.detect("k.cu", "/* hipMalloc */ __global__ void k() {}") == "cuda"
+    assert platforms.detect("k.cu", "hipMalloc(&p, 4);") == "hip"
+    assert platforms.detect("k.mlu", "") == "bang"
