@@ -53,7 +53,7 @@ PURE_FUNCTIONS = frozenset("""
 expf exp exp2f exp2 expm1f logf log log2f log2 log10f log1pf sqrtf sqrt rsqrtf cbrtf powf pow
 fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin cosf cos tanf
 atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
-rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf frexpf max min isnan isinf
+rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf frexpf max min isnan isinf fmaf fma
 """.split())
 _INT_TYPES = frozenset("int unsigned signed long short char size_t int32_t int64_t uint32_t "
                        "uint64_t int16_t uint16_t int8_t uint8_t ptrdiff_t bool".split())
@@ -1145,6 +1145,8 @@ def _loop_keys(p: Poly) -> set:
 
 
 def _extreme_of_var(lp: LoopInfo, want_max: bool) -> Poly | None:
+    if lp.lo is None or lp.hi is None or lp.start is None:
+        return None                    # not canonical: no bounds
     lo, hi, start = to_poly(lp.lo), to_poly(lp.hi), to_poly(lp.start)
     if lo is None or hi is None or start is None:
         return None
