@@ -8,14 +8,17 @@ Requires
     1. The program is CUDA and the target HIP, or the reverse.
     2. It uses no tensor-core / matrix-core instruction (``nvcuda::wmma``, ``__builtin_amdgcn_*``):
        those need the tensorize/detensorize pair, not a rename.
-    3. It uses no warp-vote or warp-mask intrinsic whose width differs between 32-lane warps and
-       64-lane wavefronts (``__ballot_sync``, ``__activemask``, ``__syncwarp``, ...).
+    3. It uses no ``__match_*`` / ``__reduce_*_sync`` intrinsic; HIP -> CUDA also no 64-lane vote
+       (``__ballot``, ``__any``, ``__activemask``, ``__lane_id``), which 32-lane warps cannot express.
 Guarantees
     Same outputs on the virtual device: CUDA shuffles become HIP shuffles with an explicit width
     of 32 (the HIP width defaults to the 64-lane wavefront), and ``warpSize`` in CUDA device code
     becomes 32, so CUDA's 32-lane groups are kept exactly inside a 64-lane wavefront. HIP
     shuffles become ``*_sync`` shuffles with a full mask; HIP code must then be written in terms
-    of ``warpSize`` (which is 32 on the CUDA side), which the verification run checks.
+    of ``warpSize`` (which is 32 on the CUDA side), which the verification run checks. CUDA warp
+    votes become the 64-bit wavefront ``__ballot`` narrowed to the thread's 32-lane half
+    (``(unsigned)(__ballot(p) >> (__lane_id() & 32))``); ``__syncwarp`` becomes
+    ``__builtin_amdgcn_wave_barrier()``; ``hipLaunchKernelGGL`` becomes a ``<<<>>>`` launch.
 Options
     to: target platform, ``cuda`` or ``hip``.
 Example (CUDA -> HIP)
@@ -39,8 +42,18 @@ from .base import Option, PassInfo, register
 
 MAP_FILE = Path(__file__).resolve().parents[1] / "platforms" / "hip" / "api_map.toml"
 
-_UNMAPPABLE = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_|__ballot|__activemask$|__syncwarp$|"
-                         r"__any_sync$|__all_sync$|__match_|__reduce_\w+_sync$|__lane_id$)")
+_UNMAPPABLE = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_|__match_|__reduce_\w+_sync$)")
+# warp votes map to HIP's 64-bit wavefront ballot, narrowed to the thread's 32-lane half
+# (CUDA -> HIP only; the reverse would need 64-lane votes on 32-lane warps)
+_VOTES_TO_HIP = {
+    "__activemask": ("(unsigned)(__ballot(1) >> (__lane_id() & 32))", 0),
+    "__ballot_sync": ("(unsigned)(__ballot(P0) >> (__lane_id() & 32))", 1),
+    "__any_sync": ("(((unsigned)(__ballot(P0) >> (__lane_id() & 32))) != 0)", 1),
+    "__all_sync": ("(((unsigned)(__ballot(P0) >> (__lane_id() & 32))) == "
+                   "((unsigned)(__ballot(1) >> (__lane_id() & 32))))", 1),
+    "__syncwarp": ("__builtin_amdgcn_wave_barrier()", None),
+}
+_HIP_ONLY = re.compile(r"^(?:__ballot|__any|__all|__activemask|__lane_id|__syncwarp)$")
 _INCLUDE = re.compile(r'^(\s*#\s*include\s*[<"])([^>"]+)([>"].*)$')
 
 
@@ -86,7 +99,7 @@ def _coord(program, c) -> Coord:
     options={"to": Option(str, "hip", "target platform: cuda or hip")},
     requires=("program is CUDA and target HIP, or the reverse",
               "no wmma / MFMA instructions (use the tensorize pair)",
-              "no warp-vote or warp-mask intrinsics whose width differs between warps and wavefronts"),
+              "no __match_* / __reduce_*_sync; hip -> cuda: no 64-lane votes"),
     guarantees=("same outputs on the virtual device", "same kernels, launches and thread structure"),
     introduces=("HIP or CUDA runtime API",),
 ))
@@ -94,6 +107,7 @@ def api_map(program, *, to: str = "hip"):
     names, shuffles, includes = _names(to)
     ast = copy.deepcopy(program.ast)
     _Renamer(names, shuffles, to, program.platform).visit(ast)
+    _replace_calls(ast, _votes_to_hip if to == "hip" else _launch_ggl_to_cuda)
     facts = copy.deepcopy(program.facts)
     facts["preamble"] = [_map_include(line, includes) for line in facts.get("preamble", [])]
     facts["includes"] = [includes.get(h, h) for h in facts.get("includes", [])]
@@ -116,7 +130,7 @@ def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
     uses = _Uses()
     uses.visit(program.ast)
     for name, coord in uses.found:
-        if _UNMAPPABLE.match(name):
+        if _UNMAPPABLE.match(name) or (to == "cuda" and _HIP_ONLY.match(name)):
             return [Diagnostic("XP-APIMAP-002", f"'{name}' has no one-to-one {to} equivalent "
                                "(matrix instructions and warp votes need other passes)",
                                _coord(program, coord), construct=name, pass_name="api_map")]
@@ -173,3 +187,83 @@ class _Renamer(c_ast.NodeVisitor):
 
     def visit_IdentifierType(self, node):
         node.names = [self.names.get(n, n) for n in node.names]
+
+
+# ------------------------------------------------------------------------------ call rewrites
+def _replace_calls(node, rewrite) -> None:
+    """Post-order walk replacing FuncCall children for which ``rewrite`` returns a new node."""
+    for attr in getattr(node, "__slots__", ()):
+        if attr in ("coord", "__weakref__"):
+            continue
+        value = getattr(node, attr, None)
+        if isinstance(value, c_ast.Node):
+            _replace_calls(value, rewrite)
+            new = rewrite(value) if isinstance(value, c_ast.FuncCall) else None
+            if new is not None:
+                setattr(node, attr, new)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, c_ast.Node):
+                    _replace_calls(item, rewrite)
+                    new = rewrite(item) if isinstance(item, c_ast.FuncCall) else None
+                    if new is not None:
+                        value[i] = new
+
+
+@lru_cache(maxsize=None)
+def _template(text: str) -> c_ast.Node:
+    from pycparser import c_parser
+
+    unit = c_parser.CParser().parse(f"void __xp_t(void) {{ __xp_r = {text}; }}")
+    return unit.ext[0].body.block_items[0].rvalue
+
+
+def _instantiate(text: str, subs: dict, coord) -> c_ast.Node:
+    node = copy.deepcopy(_template(text))
+
+    def fill(n):
+        for attr in getattr(n, "__slots__", ()):
+            if attr in ("coord", "__weakref__"):
+                continue
+            v = getattr(n, attr, None)
+            if isinstance(v, c_ast.ID) and v.name in subs:
+                setattr(n, attr, copy.deepcopy(subs[v.name]))
+            elif isinstance(v, c_ast.Node):
+                fill(v)
+            elif isinstance(v, list):
+                for i, item in enumerate(v):
+                    if isinstance(item, c_ast.ID) and item.name in subs:
+                        v[i] = copy.deepcopy(subs[item.name])
+                    elif isinstance(item, c_ast.Node):
+                        fill(item)
+        if hasattr(n, "coord") and n.coord is None:
+            n.coord = coord
+
+    fill(node)
+    return node
+
+
+def _votes_to_hip(call: c_ast.FuncCall):
+    if not isinstance(call.name, c_ast.ID) or call.name.name not in _VOTES_TO_HIP:
+        return None
+    text, pred_index = _VOTES_TO_HIP[call.name.name]
+    args = list(call.args.exprs) if call.args else []
+    subs = {"P0": args[pred_index]} if pred_index is not None and len(args) > pred_index else {}
+    return _instantiate(text, subs, call.coord)
+
+
+def _launch_ggl_to_cuda(call: c_ast.FuncCall):
+    """``hipLaunchKernelGGL(k, grid, block, shmem, stream, args...)`` -> ``k<<<grid, block, shmem,
+    stream>>>(args...)`` in the front-end's launch form; ``HIP_KERNEL_NAME(k)`` unwraps to k."""
+    if not isinstance(call.name, c_ast.ID) or call.name.name != "hipLaunchKernelGGL" or not call.args:
+        return None
+    args = list(call.args.exprs)
+    if len(args) < 5:
+        return None
+    kernel = args[0]
+    if (isinstance(kernel, c_ast.FuncCall) and isinstance(kernel.name, c_ast.ID)
+            and kernel.name.name == "HIP_KERNEL_NAME" and kernel.args):
+        kernel = kernel.args.exprs[0]
+    config = c_ast.ExprList([kernel, *args[1:5]], coord=call.coord)
+    launch = c_ast.FuncCall(c_ast.ID("__xp_launch", coord=call.coord), config, coord=call.coord)
+    return c_ast.FuncCall(launch, c_ast.ExprList(args[5:], coord=call.coord), coord=call.coord)

@@ -84,7 +84,9 @@ PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "p
                 "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang")
 
 
-def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
+def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
+    """The candidate pipelines for a direction, in order of preference (a PLANS value is one
+    pipeline string or a list of them; the driver keeps the first that verifies)."""
     from passes.base import parse_pipeline
 
     text = PLANS.get((source_platform, target))
@@ -92,7 +94,11 @@ def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
         have = ", ".join(f"{a} -> {b}" for a, b in PLANS)
         raise TranslationFailed(f"translation {source_platform} -> {target} is not implemented yet "
                                 f"(available: {have})")
-    return parse_pipeline(text)
+    return [parse_pipeline(t) for t in ([text] if isinstance(text, str) else text)]
+
+
+def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
+    return plans(source_platform, target)[0]
 
 
 def load_passes() -> None:
@@ -151,8 +157,8 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
     program = parse_file(src_path, entry=entry)
     report = TranslationReport(str(src_path), target, str(out_path))
-    steps = plan(program.platform, target)
-    report.pipeline = format_pipeline(steps)
+    candidates = plans(program.platform, target)
+    report.pipeline = format_pipeline(candidates[0])
     args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed)
     report.inputs = how
     reference = None
@@ -161,37 +167,46 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         run_kernel(src_path, args=reference, program=program, timeout=timeout,
                    launch=launch if program.entry.kind == "kernel" else None)
 
-    current, current_text = program, None
-    for name, options in steps:
-        s0 = time.perf_counter()
-        if progress:
-            progress(name)
-        try:
-            candidate = run_pass(name, current, **options)
-            text = platforms.module(candidate.platform, "backend").emit(candidate)
-        except PassRefused as exc:
-            report.steps.append(StepRecord(name, options, "refused", time.perf_counter() - s0, exc.render()))
-            continue
-        except XpilerError as exc:
-            report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0, exc.render()))
-            continue
-        except Exception as exc:  # a bug in a pass must not take the whole translation down
-            if os.environ.get("XPILER_DEBUG"):
-                raise
-            report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0,
-                                           f"internal error in pass {name}: {type(exc).__name__}: {exc}"))
-            continue
-        if reference is None:
-            report.steps.append(StepRecord(name, options, "unverified", time.perf_counter() - s0, how))
-            current, current_text = candidate, text
-            continue
-        ok, outputs, message = _verify(text, candidate, out_path, program, args, reference, strict and
-                                       candidate.platform == target, timeout, run_kernel, parse_source,
-                                       compare_arrays, _same_launch(program, candidate, launch))
-        status = "verified" if ok else "failed-verification"
-        report.steps.append(StepRecord(name, options, status, time.perf_counter() - s0, message, outputs))
-        if ok:
-            current, current_text = candidate, text
+    def run_pipeline(steps):
+        current, current_text = program, None
+        for name, options in steps:
+            s0 = time.perf_counter()
+            if progress:
+                progress(name)
+            try:
+                candidate = run_pass(name, current, **options)
+                text = platforms.module(candidate.platform, "backend").emit(candidate)
+            except PassRefused as exc:
+                report.steps.append(StepRecord(name, options, "refused", time.perf_counter() - s0, exc.render()))
+                continue
+            except XpilerError as exc:
+                report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0, exc.render()))
+                continue
+            except Exception as exc:  # a bug in a pass must not take the whole translation down
+                if os.environ.get("XPILER_DEBUG"):
+                    raise
+                report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0,
+                                               f"internal error in pass {name}: {type(exc).__name__}: {exc}"))
+                continue
+            if reference is None:
+                report.steps.append(StepRecord(name, options, "unverified", time.perf_counter() - s0, how))
+                current, current_text = candidate, text
+                continue
+            ok, outputs, message = _verify(text, candidate, out_path, program, args, reference, strict and
+                                           candidate.platform == target, timeout, run_kernel, parse_source,
+                                           compare_arrays, _same_launch(program, candidate, launch))
+            status = "verified" if ok else "failed-verification"
+            report.steps.append(StepRecord(name, options, status, time.perf_counter() - s0, message, outputs))
+            if ok:
+                current, current_text = candidate, text
+        return current, current_text
+
+    # alternatives in order; the first that reaches the target dialect is kept
+    for steps in candidates:
+        current, current_text = run_pipeline(steps)
+        if current.platform == target and current_text is not None:
+            report.pipeline = format_pipeline(steps)
+            break
     report.seconds = time.perf_counter() - t0
     done = current.platform == target and current_text is not None
     if not done:

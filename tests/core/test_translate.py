@@ -82,3 +82,22 @@ def test_a_crashing_pass_is_recorded_not_raised(tmp_path, monkeypatch, capsys):
         assert "Traceback" not in capsys.readouterr().err
     finally:
         del REGISTRY["test_crash"]
+
+
+@pytest.mark.parametrize("src,to", [("cuda/sum_64_256.cu", "hip"),          # __activemask
+                                    ("cuda/gqa_1_8_16_32_64.cu", "hip"),    # __syncwarp
+                                    ("hip/add_18_128.hip", "cuda")])        # hipLaunchKernelGGL
+def test_api_map_votes_syncwarp_and_launch_macro(src, to, tmp_path, capsys):
+    out = tmp_path / ("x.hip" if to == "hip" else "x.cu")
+    assert main(["translate", str(CORPUS / src), "--to", to, "-o", str(out)]) == 0, capsys.readouterr().err
+    text = out.read_text()
+    assert "hipLaunchKernelGGL" not in text if to == "cuda" else "__activemask" not in text
+
+
+def test_plan_alternatives_keep_the_first_that_verifies(tmp_path, monkeypatch):
+    from xpiler import translate as tr
+
+    monkeypatch.setitem(tr.PLANS, ("cuda", "hip"), ["api_map{to=cuda}", "api_map{to=hip}"])
+    rep = tr.translate(str(CORPUS / "cuda" / "add_18_128.cu"), "hip", str(tmp_path / "a.hip"))
+    assert rep.status == "verified" and rep.pipeline == "api_map{to=hip}"
+    assert [s.status for s in rep.steps] == ["refused", "verified"]
