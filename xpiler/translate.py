@@ -76,12 +76,12 @@ PLANS: dict[tuple[str, str], str] = {
     ("hip", "vnni"): "loop_recovery",
     ("bang", "vnni"): "detensorize,task_recovery",
     ("vnni", "bang"): "detensorize_vnni{rules=false},inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("cuda", "bang"): "loop_recovery,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("hip", "bang"): "loop_recovery,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("cuda", "bang"): "loop_recovery,devcopy,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("hip", "bang"): "loop_recovery,devcopy,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
-                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang")
+                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:

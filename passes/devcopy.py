@@ -1,0 +1,328 @@
+"""devcopy: remove the device buffers a lifted host wrapper keeps (copy-in/copy-out elimination).
+
+Summary
+    After ``loop_recovery`` a CUDA/HIP host wrapper still allocates device buffers and copies
+    host data into and out of them: ``xp_malloc((void **) &D, S)`` (or ``D = (T *) malloc(S)``),
+    ``xp_memcpy(D, H, S)`` / ``memcpy``, the kernel call on ``D``, ``xp_memcpy(H, D, S)`` and
+    ``xp_free(D)`` / ``free(D)``. For each such buffer ``D`` whose copies are full (copy size =
+    allocation size ``S``, textually, over scalars the entry never assigns) from / to one pointer
+    parameter ``H`` of the entry, this pass replaces ``D`` by ``H`` in the kernel calls (and in a
+    full ``xp_memset``/``memset`` of ``D``) and drops the declaration, allocation, copies and free.
+    The dependence analysis of the lowering passes then sees the entry's parameters directly.
+Requires
+    1. An entry function definition with at least one device buffer pattern: a local pointer
+       allocated once at the top level of the entry, copied in from or out to an entry pointer
+       parameter, and otherwise used only as a whole kernel argument (XP-DEVCOPY-001).
+    2. For every such buffer (all or nothing): copies and memset cover the full allocation
+       (same size expression, sizes not assigned); order alloc < copy-in < kernel calls <
+       copy-out < free at the top level; one host parameter per buffer and one buffer per host
+       parameter; the host parameter is used nowhere else in the entry (no host read or write
+       between, not passed to a kernel directly); the element types agree; a buffer that is
+       copied in but not copied back is not written by the kernel (XP-DEVCOPY-002).
+Guarantees
+    Same outputs on the virtual device: copy-in + copy-out pairs become in-place accesses of
+    ``H``, an output-only buffer is written directly into ``H``. No ``xp_malloc``/``xp_memcpy``/
+    ``xp_free`` of the removed buffers is left.
+Options
+    none.
+Example
+    ``float *d_A; xp_malloc((void **) &d_A, n * sizeof(float)); xp_memcpy(d_A, A, n *
+    sizeof(float)); k(d_A, d_C, g, b, 0); xp_memcpy(C, d_C, ...); xp_free(d_A);`` (with ``d_C``
+    alike) -> ``k(A, C, g, b, 0);``
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+from pycparser import c_ast, c_generator
+
+from . import canon
+from .base import PassInfo, PassRefused, register
+
+NAME = "devcopy"
+_ALLOC = ("xp_malloc",)
+_COPY = ("xp_memcpy", "memcpy", "memmove")
+_SET = ("xp_memset", "memset")
+_FREE = ("xp_free", "free")
+_GEN = c_generator.CGenerator()
+
+
+def _strip_casts(e):
+    while isinstance(e, c_ast.Cast):
+        e = e.expr
+    return e
+
+
+def _id(e):
+    e = _strip_casts(e)
+    return e.name if isinstance(e, c_ast.ID) else None
+
+
+def _text(e) -> str:
+    return _GEN.visit(_strip_casts(e)).replace(" ", "")
+
+
+def _call_of(stmt):
+    """The call of a call statement (possibly ``(void) call;``), else None."""
+    if isinstance(stmt, c_ast.UnaryOp) and stmt.op == "sizeof":
+        return None
+    if isinstance(stmt, c_ast.Cast):
+        stmt = stmt.expr
+    return stmt if isinstance(stmt, c_ast.FuncCall) else None
+
+
+def _args(call):
+    return list(call.args.exprs) if call.args else []
+
+
+class _Buf:
+    def __init__(self, name, decl, decl_idx):
+        self.name, self.decl, self.decl_idx = name, decl, decl_idx
+        self.alloc = None          # (idx, size expr text)
+        self.copy_in = None        # (idx, host, size text)
+        self.copy_out = None
+        self.sets = []             # (idx, size text)
+        self.free = None
+        self.kernel_uses = []      # (idx, kernel name, arg position)
+        self.other = None          # first non-pattern use (node)
+
+
+def _analyse(program, ast):
+    """-> (plan dict name -> (host, buf), problems [(code, msg, node)])"""
+    fdef = canon.entry_def(ast, program.entry.name) if program.entry else None
+    if fdef is None:
+        return None, [("XP-DEVCOPY-001", "no entry function definition", None)]
+    items = list(fdef.body.block_items or [])
+    params = {}
+    for p in (fdef.decl.type.args.params if fdef.decl.type.args else []):
+        if isinstance(p, c_ast.Decl) and p.name:
+            params[p.name] = p
+    typedefs = canon.typedef_map(ast)
+    kernels = {f.name: f for f in program.functions if f.kind == "kernel"}
+    defs = canon.func_defs(ast)
+
+    bufs: dict[str, _Buf] = {}
+    for i, s in enumerate(items):
+        if isinstance(s, c_ast.Decl) and s.name and isinstance(s.type, c_ast.PtrDecl):
+            et = canon.elem_type_of_decl_type(s.type, typedefs)
+            if et is not None and et[1] == 1:
+                bufs[s.name] = _Buf(s.name, s, i)
+                if s.init is not None:
+                    c = _call_of(_strip_casts(s.init))
+                    if canon.call_name(c) == "malloc" and len(_args(c)) == 1:
+                        bufs[s.name].alloc = (i, _text(_args(c)[0]))
+                    else:
+                        bufs[s.name].other = s
+    if not bufs:
+        return None, [("XP-DEVCOPY-001", "the entry declares no local device buffer pointer", None)]
+
+    host_uses: dict[str, list] = {h: [] for h in params}   # host param -> statement indices (non-copy)
+
+    def note_other(name, node):
+        b = bufs.get(name)
+        if b is not None and b.other is None:
+            b.other = node
+
+    for i, s in enumerate(items):
+        if i in {b.decl_idx for b in bufs.values()} and isinstance(s, c_ast.Decl) and s.name in bufs:
+            continue
+        call = _call_of(s)
+        name = canon.call_name(call) if call is not None else None
+        args = _args(call) if call is not None else []
+        handled: set[int] = set()        # arg positions consumed by the pattern
+        if name in _ALLOC and len(args) == 2:
+            a = _strip_casts(args[0])
+            if isinstance(a, c_ast.UnaryOp) and a.op == "&" and _id(a.expr) in bufs:
+                b = bufs[_id(a.expr)]
+                if b.alloc is None:
+                    b.alloc = (i, _text(args[1]))
+                    handled = {0}
+                else:
+                    note_other(b.name, s)
+        elif isinstance(s, c_ast.Assignment) and s.op == "=" and _id(s.lvalue) in bufs:
+            c = _call_of(_strip_casts(s.rvalue))
+            b = bufs[_id(s.lvalue)]
+            if canon.call_name(c) == "malloc" and len(_args(c)) == 1 and b.alloc is None:
+                b.alloc = (i, _text(_args(c)[0]))
+                continue
+            note_other(b.name, s)
+            continue
+        elif name in _COPY and len(args) == 3:
+            d, h = _id(args[0]), _id(args[1])
+            if d in bufs and h in params and isinstance(_strip_casts(args[0]), c_ast.ID):
+                b = bufs[d]
+                if b.copy_in is None:
+                    b.copy_in = (i, h, _text(args[2]))
+                    handled = {0, 1}
+            elif h in bufs and d in params and isinstance(_strip_casts(args[1]), c_ast.ID):
+                b = bufs[h]
+                if b.copy_out is None:
+                    b.copy_out = (i, d, _text(args[2]))
+                    handled = {0, 1}
+        elif name in _SET and len(args) == 3 and _id(args[0]) in bufs:
+            bufs[_id(args[0])].sets.append((i, _text(args[2])))
+            handled = {0}
+        elif name in _FREE and len(args) == 1 and _id(args[0]) in bufs:
+            b = bufs[_id(args[0])]
+            if b.free is None:
+                b.free = i
+                handled = {0}
+        elif name in kernels:
+            for k, a in enumerate(args):
+                if isinstance(a, c_ast.ID) and a.name in bufs:
+                    bufs[a.name].kernel_uses.append((i, name, k))
+                    handled.add(k)
+        # every other mention of a buffer or host parameter
+        rest = [a for k, a in enumerate(args) if k not in handled] if call is not None else [s]
+        for node in rest:
+            for n in canon.ids_in(node):
+                if n in bufs:
+                    note_other(n, s)
+                if n in host_uses:
+                    host_uses[n].append(i)
+
+    cands = {n: b for n, b in bufs.items() if b.alloc is not None and (b.copy_in or b.copy_out)}
+    if not cands:
+        return None, [("XP-DEVCOPY-001", "no device buffer is allocated and copied from / to an "
+                       "entry pointer parameter", fdef)]
+    written = canon.written_names(fdef.body)
+    problems, plan, hosts = [], {}, {}
+    for n, b in cands.items():
+        def bad(msg, node=None, _n=n, _b=b):
+            problems.append(("XP-DEVCOPY-002", f"device buffer {_n}: {msg}", node or _b.decl))
+        if b.other is not None:
+            bad("used other than as allocation, full copy, memset, whole kernel argument or free",
+                b.other)
+            continue
+        size = b.alloc[1]
+        size_ids = canon.ids_in(canon.parse_expr(size)) if size else set()
+        if size_ids & written:
+            bad(f"allocation size {size} depends on an assigned variable")
+            continue
+        sizes = [c[2] for c in (b.copy_in, b.copy_out) if c] + [t for _, t in b.sets]
+        if any(t != size for t in sizes):
+            bad(f"partial copy: copy size differs from the allocation size {size}")
+            continue
+        hs = {c[1] for c in (b.copy_in, b.copy_out) if c}
+        if len(hs) != 1:
+            bad(f"copied from and to different host buffers {sorted(hs)}")
+            continue
+        (h,) = hs
+        if h in hosts:
+            bad(f"host buffer {h} also backs device buffer {hosts[h]} (aliasing)")
+            continue
+        if host_uses.get(h):
+            bad(f"host buffer {h} is used by the host or passed to a kernel besides its copies "
+                f"(aliasing)", items[host_uses[h][0]])
+            continue
+        order = [b.alloc[0]] + ([b.copy_in[0]] if b.copy_in else []) + [i for i, _ in b.sets]
+        uses = [i for i, _, _ in b.kernel_uses]
+        tail = ([b.copy_out[0]] if b.copy_out else []) + ([b.free] if b.free is not None else [])
+        if uses and (max(order) >= min(uses) or (tail and max(uses) >= min(tail))):
+            bad("copies are not ordered allocation < copy-in < kernel calls < copy-out < free")
+            continue
+        if b.copy_in and b.copy_out and b.copy_in[0] > b.copy_out[0]:
+            bad("copy-out precedes copy-in")
+            continue
+        if b.free is not None and any(i > b.free for i in order + uses):
+            bad("used after free")
+            continue
+        hw = canon.elem_type_of_decl_type(params[h].type, typedefs)
+        bw = canon.elem_type_of_decl_type(b.decl.type, typedefs)
+        if hw is None or bw is None or hw[1] != 1 or hw[0] != bw[0]:
+            bad(f"element type of {h} differs from the buffer's")
+            continue
+        if b.copy_in and not b.copy_out:
+            for _, kname, k in b.kernel_uses:
+                if _kernel_writes(defs.get(kname), kernels[kname], k):
+                    bad(f"copied in from {h} but written by kernel {kname} and not copied back "
+                        f"(in-place semantics would change {h})")
+                    break
+            else:
+                plan[n] = (h, b)
+                hosts[h] = n
+            continue
+        plan[n] = (h, b)
+        hosts[h] = n
+    return plan, problems
+
+
+def _kernel_writes(fdef, kfun, pos) -> bool:
+    """Conservative: may kernel ``fdef`` write through its parameter number ``pos``?"""
+    if fdef is None or pos >= len(kfun.params):
+        return True
+    p = kfun.params[pos]
+    if p.role in ("output", "inout"):
+        return True
+    name = p.name
+    if name in canon.written_names(fdef.body):
+        return True
+    # any mention other than the base of an rvalue subscript may alias / escape
+    ok = set()
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.StructRef):
+            ok.add(id(n.field))                       # a field name, not the parameter
+        elif isinstance(n, c_ast.ArrayRef) and _id(n.name) == name:
+            ok |= {id(m) for m in canon.walk(n.name)}
+        elif (isinstance(n, c_ast.Decl) and n.init is not None and isinstance(n.type, c_ast.PtrDecl)
+              and "const" in (getattr(n.type.type, "quals", None) or [])
+              and n.name not in canon.written_names(fdef.body)):
+            ok |= {id(m) for m in canon.walk(n.init)}  # const T *row = p + off: read-only view
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.ID) and n.name == name and id(n) not in ok:
+            return True
+    return False
+
+
+def _rewrite(program, ast, plan):
+    fdef = canon.entry_def(ast, program.entry.name)
+    items = list(fdef.body.block_items or [])
+    drop = set()
+    for n, (h, b) in plan.items():
+        drop |= {b.decl_idx, b.alloc[0]}
+        drop |= {c[0] for c in (b.copy_in, b.copy_out) if c}
+        if b.free is not None:
+            drop.add(b.free)
+    mapping = {n: c_ast.ID(h) for n, (h, _) in plan.items()}
+    out = []
+    for i, s in enumerate(items):
+        if i in drop:
+            continue
+        out.append(canon.substitute(s, mapping) if canon.ids_in(s) & set(mapping) else s)
+    fdef.body.block_items = out
+
+
+@register(PassInfo(
+    name=NAME,
+    summary="lifted host code: replace device buffers that are fully copied from / to an entry "
+            "pointer parameter by that parameter; drop allocation, copies and free",
+    requires=("an entry with a local buffer allocated and copied from / to an entry pointer "
+              "parameter (XP-DEVCOPY-001)",
+              "full copies, one host buffer per device buffer and back, host buffer otherwise "
+              "unused, ordered alloc < copy-in < kernels < copy-out < free, input-only buffers "
+              "not written by the kernel (XP-DEVCOPY-002)"),
+    guarantees=("same outputs on the virtual device",
+                "kernels are called on the entry's pointer parameters; no xp_malloc / xp_memcpy "
+                "/ xp_free of the removed buffers"),
+))
+def devcopy(program):
+    from xpiler.program import parse_source
+    import platforms
+
+    ast = copy.deepcopy(program.ast)
+    plan, problems = _analyse(program, ast)
+    if not plan or problems:
+        raise PassRefused("devcopy: no device buffer can be removed")
+    _rewrite(program, ast, plan)
+    draft = replace(program, ast=ast, source="")
+    text = platforms.module(program.platform, "backend").emit(draft)
+    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+
+
+@devcopy.legality
+def _legal(program):
+    if program.entry is None or program.ast is None:
+        return [canon.diag(program, NAME, "XP-DEVCOPY-001", "no entry function definition")]
+    plan, problems = _analyse(program, copy.deepcopy(program.ast))
+    return [canon.diag(program, NAME, code, msg, node) for code, msg, node in problems]
