@@ -258,6 +258,16 @@ def _kernel_writes(fdef, kfun, pos) -> bool:
     name = p.name
     if name in canon.written_names(fdef.body):
         return True
+    # locals whose elements are pointers to const: storing p + off there keeps p read-only
+    const_views = set()
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.Decl) and n.name:
+            t = n.type
+            while isinstance(t, c_ast.ArrayDecl):
+                t = t.type
+            if isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.TypeDecl) \
+                    and "const" in (t.type.quals or []):
+                const_views.add(n.name)
     # any mention other than the base of an rvalue subscript may alias / escape
     ok = set()
     for n in canon.walk(fdef.body):
@@ -265,10 +275,11 @@ def _kernel_writes(fdef, kfun, pos) -> bool:
             ok.add(id(n.field))                       # a field name, not the parameter
         elif isinstance(n, c_ast.ArrayRef) and _id(n.name) == name:
             ok |= {id(m) for m in canon.walk(n.name)}
-        elif (isinstance(n, c_ast.Decl) and n.init is not None and isinstance(n.type, c_ast.PtrDecl)
-              and "const" in (getattr(n.type.type, "quals", None) or [])
-              and n.name not in canon.written_names(fdef.body)):
+        elif isinstance(n, c_ast.Decl) and n.init is not None and n.name in const_views:
             ok |= {id(m) for m in canon.walk(n.init)}  # const T *row = p + off: read-only view
+        elif (isinstance(n, c_ast.Assignment) and n.op == "="
+              and canon.lvalue_root(n.lvalue) in const_views):
+            ok |= {id(m) for m in canon.walk(n.rvalue)}  # xr[tid] = p + off (const T *xr[])
     for n in canon.walk(fdef.body):
         if isinstance(n, c_ast.ID) and n.name == name and id(n) not in ok:
             return True
