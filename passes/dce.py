@@ -37,15 +37,21 @@ NAME = "dce"
 def _reads(fdef) -> tuple[set[str], set[str], set[str]]:
     """(names read, names declared as removable locals, names address-taken)."""
     reads, declared, addressed = set(), set(), set()
+    # a store through a pointer local (p[i] = v) reads p: the memory written is not p's own
+    pointers = {n.name for n in _walk(fdef.body) if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.PtrDecl)}
 
     def lv(e):                       # an lvalue of '=': its root is written, subscripts read
+        through = False
         while True:
             if isinstance(e, c_ast.ArrayRef):
                 go(e.subscript)
                 e = e.name
+                through = True
             elif isinstance(e, c_ast.StructRef) and e.type == ".":
                 e = e.name
             elif isinstance(e, c_ast.ID):
+                if through and e.name in pointers:
+                    reads.add(e.name)
                 return
             else:
                 go(e)
@@ -83,6 +89,12 @@ def _reads(fdef) -> tuple[set[str], set[str], set[str]]:
 
     go(fdef.body)
     return reads, declared, addressed
+
+
+def _walk(n):
+    yield n
+    for _, c in n.children():
+        yield from _walk(c)
 
 
 def _is_void_use(s) -> bool:
