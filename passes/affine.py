@@ -1252,7 +1252,45 @@ def _max_index(acc: Access) -> Poly | None:
             if _poly_ok_text(top):
                 return Poly.sym(f"a:(({top.c_text()}) / {ix[2][1]})")
     r = _range(acc.index, acc)
-    return None if r is None else Poly.const(r[1])
+    if r is not None:
+        return Poly.const(r[1])
+    return _z3_max(acc)
+
+
+def _closed(ir) -> bool:
+    """No entry scalar, opaque atom or unknown local: the value is fixed by the loop variables."""
+    if isinstance(ir, tuple):
+        if ir and ir[0] in ("s", "a", "l"):
+            return False
+        return all(_closed(x) for x in ir[1:])
+    return True
+
+
+def _z3_max(acc: Access, timeout_ms: int = 3000) -> Poly | None:
+    """Exact maximum of a closed subscript (constant shapes) under its loops' ranges and guards,
+    by Z3 optimisation: the min/max ternaries of tail handling (``n = c - o < T ? c - o : T``)
+    that the polynomial elimination cannot bound. None when some loop is not canonical, a
+    bound or guard mentions a scalar, or Z3 does not answer."""
+    if any(not lp.canonical or lp.lo is None or lp.hi is None for lp in acc.loops):
+        return None
+    parts = [acc.index] + [x for lp in acc.loops for x in (lp.lo, lp.hi, lp.start)] + list(acc.guards)
+    if not all(_closed(x) for x in parts):
+        return None
+    z3 = _z3()
+    enc = _Enc(z3, set(), set(), "max", {})
+    opt = z3.Optimize()
+    opt.set("timeout", timeout_ms)
+    for c in _loop_constraints(enc, acc.loops):
+        opt.add(c)
+    for g in acc.guards:
+        opt.add(enc.c(g))
+    h = opt.maximize(enc.e(acc.index))
+    if opt.check() != z3.sat:
+        return None
+    v = opt.upper(h)
+    if not z3.is_int_value(v):
+        return None                    # unbounded (oo) or not a number
+    return Poly.const(v.as_long())
 
 
 def _poly_ok_text(p: Poly) -> bool:

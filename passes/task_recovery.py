@@ -34,6 +34,18 @@ Summary
       operation rounded to nearest even: the emulator's type), the ``xpd_*`` helpers of
       detensorize, ``#pragma GCC optimize("fp-contract=off")`` (the emulator compiles with
       ``-ffp-contract=off``, so float results match bit for bit).
+    * ``form=flat`` (the input of the GPU lowering ``loop_bind``): instead of the launch
+      emulation, every launch with a compile-time configuration (the kernel-only entry's default
+      launch, or ``k<<<dim, ktype, q>>>`` with ``cnrtDim3_t dim = {x, y, z}`` and a function
+      type constant) becomes ``for (int taskId = 0; taskId < x*y*z; ++taskId)
+      k__task(args, taskIdX, ..., coreDim)`` with every built-in a plain expression of
+      ``taskId`` and the launch constants (same numbering as above); the on-chip buffers a
+      kernel uses become locals of ``k__task`` (private to a task), so ``inline`` leaves one
+      loop nest whose task loop carries no dependence. Only for kernels whose tasks are
+      independent: no ``__sync_all``/``__sync_cluster``, no ``__mlu_shared__`` buffer, no MPU
+      participant, no on-chip buffer used by a device function (XP-TASK-011); constant launches
+      only (XP-TASK-012). NRAM contents do not carry from one task to the next (a BANG program
+      that relied on that would read uninitialised memory on hardware too).
 Requires
     1. The program is BANG and detensorized: no ``__bang_*`` / ``__memcpy`` call left
        (XP-TASK-006).
@@ -51,6 +63,8 @@ Guarantees
 Options
     omp: ``#pragma omp parallel for`` over the tasks of a phase (default true).
     profile: BANG device profile whose default launch a kernel-only file uses ("" = default).
+    form: ``launch`` (default: group/slot emulation, any launch, barriers) or ``flat`` (one
+    sequential loop over the tasks, task-private buffers; XP-TASK-011/012/013).
 Example
     ``__mlu_global__ void k(float *x) { ... taskId ... }`` (kernel-only) ->
     ``static void k__task(float *x, int taskIdX, ..., int xp_core_slot, int xp_cluster_slot)``,
@@ -197,11 +211,13 @@ def _ids(node) -> set[str]:
 class Lift:
     """Legality analysis and rewrite of one program (``check()`` never mutates)."""
 
-    def __init__(self, program, omp: bool = True, profile: str = ""):
+    def __init__(self, program, omp: bool = True, profile: str = "", form: str = "launch"):
         from platforms.bang.emulate import load_profile
 
         self.program = program
         self.omp = omp
+        self.form = form
+        self.ctx = CTX if form == "launch" else BUILTINS
         self.prof = load_profile(profile or None)
         self.ast = program.ast
 
@@ -257,7 +273,99 @@ class Lift:
                 diag("XP-TASK-007", f"'{clash[0]}' in '{ext.decl.name}' shadows an on-chip buffer or a task built-in",
                      ext, clash[0])
             self._check_barriers(ext, diag)
+        if self.form == "flat" and not out:
+            for code, msg, node, construct in self._flat_problems():
+                diag(code, msg, node, construct)
         return out
+
+    def _flat_problems(self) -> list:
+        """Why ``form=flat`` (one sequential loop over the tasks, on-chip buffers local to a
+        task) would not keep the program's meaning: (code, message, node, construct) tuples."""
+        from platforms.bang.emulate import mpu_kernels
+        import platforms
+
+        out = []
+        if self.form not in ("launch", "flat"):
+            return [("XP-TASK-013", f"form={self.form!r}: expected 'launch' or 'flat'", None, None)]
+        text = platforms.module("bang", "backend").emit(self.program)
+        mpu = set(mpu_kernels(text))
+        onchip = self._onchip_names()
+        for n in bl.walk(self.ast):
+            if isinstance(n, c_ast.Decl) and "__mlu_shared__" in (n.storage or []):
+                out.append(("XP-TASK-011", f"'{n.name}' is cluster-shared SRAM: tasks of a cluster share it, "
+                            "which one loop with task-private buffers does not express", n, n.name))
+        for ext in self.ast.ext:
+            if not isinstance(ext, c_ast.FuncDef):
+                continue
+            if _is_kernel(ext):
+                if ext.decl.name in mpu:
+                    out.append(("XP-TASK-011", f"kernel '{ext.decl.name}' has memory-core (MPU) participants",
+                                ext, ext.decl.name))
+                for n in bl.walk(ext.body):
+                    if _call_name(n) in BARRIERS:
+                        out.append(("XP-TASK-011", f"'{_call_name(n)}' synchronises the tasks of "
+                                    f"'{ext.decl.name}': the tasks are not independent iterations", n, _call_name(n)))
+                        break
+            elif set(ext.decl.funcspec or []) & {"__mlu_func__", "__mlu_device__"}:
+                bad = sorted(_ids(ext.body) & onchip)
+                if bad:
+                    out.append(("XP-TASK-011", f"device function '{ext.decl.name}' uses the on-chip buffer "
+                                f"'{bad[0]}' (task-private buffers are locals of the kernel)", ext, bad[0]))
+            else:
+                for n in bl.walk(ext.body):
+                    lp = _launch_of(n)
+                    if lp is not None and self._const_launch(ext, lp) is None:
+                        out.append(("XP-TASK-012", "the launch configuration is not a compile-time constant "
+                                    "(a cnrtDim3_t initialised with {x, y, z} and a function type constant)",
+                                    n, lp[0].name))
+        return out
+
+    def _const_launch(self, fd, lp):
+        """(dim expressions, ktype) of a launch ``k<<<dim, ktype, q>>>`` in host function ``fd``
+        when both are fixed: ``dim`` a never-assigned local initialised with ``{x, y, z}`` of
+        side-effect free expressions over names the function never assigns, ``ktype`` a function
+        type constant (or a never-assigned local initialised with one)."""
+        _, cfg = lp
+        assigned = set()
+        for n in bl.walk(fd.body):
+            if isinstance(n, c_ast.Assignment):
+                t = n.lvalue
+                while isinstance(t, (c_ast.StructRef, c_ast.ArrayRef)):
+                    t = t.name
+                if isinstance(t, c_ast.ID):
+                    assigned.add(t.name)
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&") and isinstance(n.expr, c_ast.ID):
+                assigned.add(n.expr.name)
+        decls = {n.name: n for n in bl.walk(fd.body) if isinstance(n, c_ast.Decl) and n.name}
+        dim = cfg[0] if cfg else None
+        if not isinstance(dim, c_ast.ID) or dim.name in assigned or dim.name not in decls:
+            return None
+        init = decls[dim.name].init
+        if not isinstance(init, c_ast.InitList) or not 1 <= len(init.exprs) <= 3:
+            return None
+        exprs = list(init.exprs) + [c_ast.Constant("int", "1")] * (3 - len(init.exprs))
+        for e in exprs:
+            for n in bl.walk(e):
+                ok = isinstance(n, (c_ast.Constant, c_ast.BinaryOp, c_ast.TernaryOp, c_ast.Cast, c_ast.Typename,
+                                    c_ast.TypeDecl, c_ast.IdentifierType)) \
+                    or (isinstance(n, c_ast.ID) and n.name not in assigned and n.name not in decls) \
+                    or (isinstance(n, c_ast.UnaryOp) and n.op in ("-", "+", "~", "!", "sizeof"))
+                if not ok:
+                    return None
+        kt = cfg[1] if len(cfg) > 1 else c_ast.Constant("int", "1")
+        if isinstance(kt, c_ast.ID) and kt.name in decls and kt.name not in assigned:
+            kt = decls[kt.name].init
+        if isinstance(kt, c_ast.ID) and kt.name in FUNC_TYPES:
+            ktype = FUNC_TYPES[kt.name]
+        elif isinstance(kt, c_ast.Constant) and kt.type == "int":
+            ktype = int(kt.value.rstrip("uUlL"), 0)
+        else:
+            return None
+        if ktype == 0:
+            ktype = 1
+        if ktype not in KTYPES.values():
+            return None
+        return exprs, ktype
 
     def _check_barriers(self, fd, diag):
         kernel = _is_kernel(fd)
@@ -371,6 +479,8 @@ class Lift:
         self.ast = copy.deepcopy(self.program.ast)
         text = platforms.module("bang", "backend").emit(self.program)
         self.mpu = set(mpu_kernels(text))
+        if self.form == "flat":
+            return self._run_flat()
         self.kernels = {e.decl.name: e for e in self.ast.ext if isinstance(e, c_ast.FuncDef) and _is_kernel(e)}
         launches = self._launch_ktypes()
         gmax = max([KTYPES["union4"]] + [(BLOCK_GROUP if k == 1 else k) for k in launches if k])
@@ -416,6 +526,117 @@ class Lift:
         facts.setdefault("statistics", {})[NAME] = {"kernels": len(self.kernels), "mpu_kernels": len(self.mpu),
                                                    "core_slots": self.core_slots}
         return self.ast, facts
+
+    # ---------------------------------------------------------------- form=flat
+    def _run_flat(self):
+        """The flat form: every launch becomes ``for (int taskId = 0; taskId < N; ++taskId)
+        k__task(args, taskIdX, ..., coreDim)`` with the task built-ins derived from ``taskId``
+        and the launch constants; on-chip buffers become locals of ``k__task`` (task-private)."""
+        problems = self._flat_problems()
+        if problems:
+            code, msg, node, _ = problems[0]
+            raise Refusal(code, msg, node)
+        self.kernels = {e.decl.name: copy.deepcopy(e) for e in self.ast.ext if isinstance(e, c_ast.FuncDef) and _is_kernel(e)}
+        self.onchip, self.inits = {}, []
+        self.flat_bufs: dict = {}
+        kept: list = []
+        for ext in self.ast.ext:
+            if isinstance(ext, c_ast.Decl) and not isinstance(ext.type, c_ast.FuncDecl):
+                spaces = [x for x in ext.storage or [] if x in ONCHIP]
+                if spaces:
+                    d = copy.deepcopy(ext)
+                    d.storage = [x for x in d.storage if x not in ONCHIP and x not in ("static", "extern")]
+                    d.funcspec = [f for f in d.funcspec or [] if not f.startswith("__mlu")]
+                    self.flat_bufs[ext.name] = d
+                    continue
+                ext.funcspec = [f for f in ext.funcspec or [] if f not in ("__mlu_device__", "__mlu_const__")]
+                ext.storage = [x for x in ext.storage or [] if x not in ("__mlu_const__",)]
+            kept.append(ext)
+        self.ast.ext = kept
+        self.ctx_funcs = self._ctx_functions()
+        out: list = []
+        for ext in self.ast.ext:
+            if isinstance(ext, c_ast.FuncDef):
+                if _is_kernel(ext):
+                    out += self._kernel_flat(ext)
+                else:
+                    out += self._function(ext)
+            elif isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl):
+                if set(ext.funcspec or []) & KERNEL_SPECS:
+                    continue
+                ext.funcspec = [f for f in ext.funcspec or [] if not f.startswith("__mlu")]
+                out.append(ext)
+            else:
+                out.append(ext)
+        entry = self.program.entry
+        extern_c = list(self.program.facts.get("extern_c", []))
+        if entry is not None and entry.kind == "kernel" and entry.name in self.kernels:
+            fd = self.kernels[entry.name]
+            dim, ktype = self._default_launch()
+            decl = copy.deepcopy(fd.decl)
+            decl.funcspec, decl.storage = [], []
+            dims = [c_ast.Constant("int", str(d)) for d in dim]
+            loop = self._task_loop(entry.name, dims, ktype, [c_ast.ID(p.name) for p in _params(fd)])
+            out.append(c_ast.FuncDef(decl, None, c_ast.Compound([loop])))
+            extern_c.append(entry.name)
+        head = [c_ast.Pragma('GCC optimize ("fp-contract=off")')]
+        if any(isinstance(n, c_ast.IdentifierType) and "half" in n.names for n in bl.walk(c_ast.FileAST(out))):
+            head.append(c_ast.Typedef("half", [], ["typedef"], c_ast.TypeDecl("half", [], None,
+                                                                            c_ast.IdentifierType(["_Float16"]))))
+        self.ast.ext = head + out
+        _drop_empty(self.ast)
+        facts = copy.deepcopy(self.program.facts)
+        pre = [l for l in facts.get("preamble", []) if not BANG_HEADERS.match(l.strip())]
+        have = {l.strip() for l in pre}
+        facts["preamble"] = [i for i in INCLUDES if i not in have] + pre
+        facts["includes"] = [h for h in facts.get("includes", []) if not BANG_HEADERS.match(f"#include <{h}>")]
+        facts["extern_c"] = sorted(set(extern_c))
+        facts.setdefault("statistics", {})[NAME] = {"kernels": len(self.kernels), "form": "flat",
+                                                   "task_local_buffers": len(self.flat_bufs)}
+        return self.ast, facts
+
+    def _kernel_flat(self, fd) -> list:
+        """``k`` -> ``static void k__task(params, int taskIdX, ..., int coreDim)`` whose body
+        declares the on-chip buffers it uses (file-scope ones first, in file order)."""
+        name = fd.decl.name
+        used = _ids(fd.body)
+        bufs = [copy.deepcopy(d) for n, d in self.flat_bufs.items() if n in used]
+        for n in bl.walk(fd.body):
+            if isinstance(n, c_ast.Decl) and set(n.storage or []) & set(ONCHIP):
+                n.storage = [x for x in n.storage if x not in ONCHIP]
+        fd.body.block_items = bufs + list(fd.body.block_items or [])
+        _rename_function(fd.decl, f"{name}__task")
+        fd.decl.funcspec = []
+        fd.decl.storage = ["static"]
+        fd.decl.type.args = fd.decl.type.args or c_ast.ParamList([])
+        fd.decl.type.args.params = [p for p in fd.decl.type.args.params if not _is_void(p)] + \
+            [_int_param(x) for x in BUILTINS]
+        self._device_rewrite(fd.body)
+        return [fd]
+
+    def _task_loop(self, name: str, dims: list, ktype: int, args: list) -> c_ast.For:
+        """``for (int taskId = 0; taskId < X*Y*Z; ++taskId) name__task(args, built-ins)``: the
+        emulator's numbering (taskIdX fastest; UNIONn: coreId = taskId % 4, clusterId =
+        taskId / 4 % n; BLOCK: one core, coreId = clusterId = clusterDim = 0)."""
+        block = ktype == 1
+        ncl = 0 if block else ktype // 4
+        q = {f"d{i}": copy.deepcopy(d) for i, d in enumerate(dims)}
+        q.update({f"a{i}": a for i, a in enumerate(args)})
+        one = [isinstance(d, c_ast.Constant) and d.value == "1" for d in dims]
+        consts = [int(d.value, 0) if isinstance(d, c_ast.Constant) and d.type == "int" and d.value.isdigit() else None
+                  for d in dims]
+        total = str(consts[0] * consts[1] * consts[2]) if None not in consts else "__q_d0 * __q_d1 * __q_d2"
+        tx = "taskId" if one[1] and one[2] else "taskId % __q_d0"
+        ty = "0" if one[1] else "taskId / __q_d0 % __q_d1"
+        tz = "0" if one[2] else "taskId / (__q_d0 * __q_d1)"
+        ctx = {"taskIdX": tx, "taskIdY": ty, "taskIdZ": tz, "taskId": "taskId",
+               "taskDimX": "__q_d0", "taskDimY": "__q_d1", "taskDimZ": "__q_d2",
+               "taskDim": total,
+               "clusterId": "0" if block else f"taskId / 4 % {ncl}", "clusterDim": str(ncl),
+               "coreId": "0" if block else "taskId % 4", "coreDim": "1" if block else "4"}
+        call = ", ".join([f"__q_a{i}" for i in range(len(args))] + [ctx[b] for b in BUILTINS])
+        text = f"for (int taskId = 0; taskId < {total}; ++taskId) {{ {name}__task({call}); }}"
+        return _quote(text, **q)[0]
 
     def _launch_ktypes(self) -> list:
         """ktype of every launch (None when not a compile-time constant), and the default launch
@@ -528,6 +749,7 @@ class Lift:
         mapping = {name: _slot_ref(arr, slot) for name, (arr, slot) in self.onchip.items()}
         _IdMap(mapping).visit(body)
         ctx = self.ctx_funcs
+        xs = self.ctx
 
         class V(c_ast.NodeVisitor):
             def generic_visit(v, node):
@@ -543,7 +765,7 @@ class Lift:
                         child.name.name = "printf"
                     if nm in ctx:
                         child.args = child.args or c_ast.ExprList([])
-                        child.args.exprs += [c_ast.ID(x) for x in CTX]
+                        child.args.exprs += [c_ast.ID(x) for x in xs]
                     v.visit(child)
         V().visit(body)
         for container, k in _all_slots(body):
@@ -560,7 +782,7 @@ class Lift:
             if fd.decl.name in self.ctx_funcs:
                 fd.decl.type.args = fd.decl.type.args or c_ast.ParamList([])
                 fd.decl.type.args.params = [p for p in fd.decl.type.args.params if not _is_void(p)] + \
-                    [_int_param(x) for x in CTX]
+                    [_int_param(x) for x in self.ctx]
             self._device_rewrite(fd.body)
             return [fd]
         fd.decl.funcspec = [f for f in fd.decl.funcspec or [] if not f.startswith("__mlu")]
@@ -731,6 +953,12 @@ class Lift:
 
                 for cname, child in node.children():
                     lp = launch_parts(child)
+                    if lp is not None and self.form == "flat":
+                        dims, ktype = self._const_launch(fd, lp)
+                        args = list(child.args.exprs) if child.args else []
+                        new = self._task_loop(lp[0].name, dims, ktype, args)
+                        _replace_child(node, cname, new)
+                        continue
                     if lp is not None:
                         kernel, cfg = lp
                         dim = cfg[0]
@@ -757,6 +985,12 @@ class Lift:
                         child.names = [CNRT_TYPES.get(x, x) for x in child.names]
                     v.visit(child)
         V().visit(fd)
+
+
+def _launch_of(n):
+    from platforms.common.generator import launch_parts
+
+    return launch_parts(n)
 
 
 def _address_of(p):
@@ -833,7 +1067,10 @@ def _mark_returns(body, done: str) -> None:
     summary="BANG -> vnni: task built-ins become a loop over tasks (OpenMP), barriers split it into "
             "phases, on-chip buffers per core/cluster slot, CNRT host code plain C++",
     options={"omp": Option(bool, True, "#pragma omp parallel for over the tasks of a phase"),
-             "profile": Option(str, "", "BANG device profile of a kernel-only file's default launch")},
+             "profile": Option(str, "", "BANG device profile of a kernel-only file's default launch"),
+             "form": Option(str, "launch", "launch: group/slot emulation of the launch (any launch, barriers); "
+                            "flat: one sequential loop over the tasks with task-private on-chip buffers "
+                            "(constant launches of barrier-free kernels: the input loop_bind lowers)")},
     requires=("BANG program, detensorized (XP-TASK-006)",
               "cluster/all barriers only at the top level of a kernel (XP-TASK-001, XP-TASK-002)",
               "no split or IPU/MPU-only barriers (XP-TASK-003)",
@@ -842,14 +1079,15 @@ def _mark_returns(body, done: str) -> None:
               "no shadowing of on-chip buffers; barrier-crossing locals declared once (XP-TASK-007)",
               "barrier-crossing locals without initializer lists, no goto in phased kernels (XP-TASK-008)",
               "CNRT calls with a plain C++ equivalent only (XP-TASK-009)",
-              "no extern on-chip declarations (XP-TASK-010)"),
+              "no extern on-chip declarations (XP-TASK-010)",
+              "form=flat: independent tasks (XP-TASK-011), constant launches (XP-TASK-012)"),
     guarantees=("same outputs as the BANG program on the virtual device",
                 "plain C++17 that g++ -O2 -march=native -fopenmp compiles"),
     introduces=("k__task / k__phaseN / k__launch functions", "#pragma omp parallel for",
                 "typedef _Float16 half", "xp_dim3_t"),
 ))
-def task_recovery(program, *, omp: bool = True, profile: str = ""):
-    lift = Lift(program, omp, profile)
+def task_recovery(program, *, omp: bool = True, profile: str = "", form: str = "launch"):
+    lift = Lift(program, omp, profile, form)
     try:
         ast, facts = lift.run()
     except Refusal as exc:
@@ -860,5 +1098,5 @@ def task_recovery(program, *, omp: bool = True, profile: str = ""):
 
 
 @task_recovery.legality
-def _task_recovery_legal(program, *, omp: bool = True, profile: str = "") -> list[Diagnostic]:
-    return Lift(program, omp, profile).check()
+def _task_recovery_legal(program, *, omp: bool = True, profile: str = "", form: str = "launch") -> list[Diagnostic]:
+    return Lift(program, omp, profile, form).check()

@@ -75,6 +75,8 @@ PLANS: dict[tuple[str, str], str] = {
     ("cuda", "vnni"): "loop_recovery",
     ("hip", "vnni"): "loop_recovery",
     ("bang", "vnni"): "detensorize,task_recovery",
+    ("bang", "cuda"): "detensorize,task_recovery{form=flat},devcopy,inline,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}",
+    ("bang", "hip"): "detensorize,task_recovery{form=flat},devcopy,inline,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}",
     ("vnni", "bang"): "detensorize_vnni{rules=false},inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
     ("cuda", "bang"): "loop_recovery,devcopy,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
     ("hip", "bang"): "loop_recovery,devcopy,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
