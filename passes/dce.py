@@ -34,24 +34,73 @@ from .base import PassInfo, PassRefused, register
 NAME = "dce"
 
 
-def _reads(fdef) -> tuple[set[str], set[str], set[str]]:
-    """(names read, names declared as removable locals, names address-taken)."""
+def _member_type(t, field: str, typedefs):
+    """Declared type of member ``field`` of the struct type ``t``, or None."""
+    if not isinstance(t, c_ast.TypeDecl):
+        return None
+    st = t.type
+    if isinstance(st, c_ast.IdentifierType) and len(st.names) == 1 and st.names[0] in typedefs:
+        inner = typedefs[st.names[0]].type
+        st = inner.type if isinstance(inner, c_ast.TypeDecl) else None
+    if not isinstance(st, c_ast.Struct) or not st.decls:
+        return None
+    m = next((d for d in st.decls if d.name == field), None)
+    return m.type if m is not None else None
+
+
+def _stays_local(e, decls, typedefs) -> bool:
+    """True when the lvalue ``e`` (ID / ArrayRef / '.'-StructRef chain) names storage of its
+    root local itself, not memory reached through a pointer the local holds (``p[i]`` with
+    ``float *p``, ``a[0][i]`` with ``float *a[2]``, ``s.p[i]`` with a pointer member)."""
+    path = []
+    while not isinstance(e, c_ast.ID):
+        if isinstance(e, c_ast.ArrayRef):
+            path.append("[]")
+            e = e.name
+        elif isinstance(e, c_ast.StructRef) and e.type == ".":
+            path.append(e.field.name)
+            e = e.name
+        else:
+            return False
+    if not path:
+        return True
+    if e.name not in decls:
+        return False
+    for d in decls[e.name]:
+        t = d.type
+        for step in reversed(path):
+            if step == "[]":
+                if not isinstance(t, c_ast.ArrayDecl):
+                    return False
+                t = t.type
+            else:
+                t = _member_type(t, step, typedefs)
+                if t is None:
+                    return False
+    return True
+
+
+def _reads(fdef, typedefs=None) -> tuple[set[str], set[str], set[str]]:
+    """(names read, names declared as removable locals, names address-taken). A store through
+    a pointer a local holds (``p[i] = v``) reads that local: it wrote memory p points to."""
     reads, declared, addressed = set(), set(), set()
-    # a store through a pointer local (p[i] = v) reads p: the memory written is not p's own
-    pointers = {n.name for n in _walk(fdef.body) if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.PtrDecl)}
+    typedefs = typedefs or {}
+    decls: dict[str, list] = {}
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.Decl) and n.name:
+            decls.setdefault(n.name, []).append(n)
 
     def lv(e):                       # an lvalue of '=': its root is written, subscripts read
-        through = False
+        root = canon.lvalue_root(e)
+        if root is not None and not _stays_local(e, decls, typedefs):
+            reads.add(root)
         while True:
             if isinstance(e, c_ast.ArrayRef):
                 go(e.subscript)
                 e = e.name
-                through = True
             elif isinstance(e, c_ast.StructRef) and e.type == ".":
                 e = e.name
             elif isinstance(e, c_ast.ID):
-                if through and e.name in pointers:
-                    reads.add(e.name)
                 return
             else:
                 go(e)
@@ -89,12 +138,6 @@ def _reads(fdef) -> tuple[set[str], set[str], set[str]]:
 
     go(fdef.body)
     return reads, declared, addressed
-
-
-def _walk(n):
-    yield n
-    for _, c in n.children():
-        yield from _walk(c)
 
 
 def _is_void_use(s) -> bool:
@@ -177,15 +220,15 @@ class _Sweep:
         return ok_next
 
 
-def _dead(fdef) -> set[str]:
-    reads, declared, addressed = _reads(fdef)
+def _dead(fdef, typedefs=None) -> set[str]:
+    reads, declared, addressed = _reads(fdef, typedefs)
     return declared - reads - addressed
 
 
-def _run(fdef) -> int:
+def _run(fdef, typedefs=None) -> int:
     total = 0
     for _ in range(64):
-        sweep = _Sweep(_dead(fdef))
+        sweep = _Sweep(_dead(fdef, typedefs))
         fdef.body.block_items = sweep.items(list(fdef.body.block_items or []))
         total += sweep.removed
         if not sweep.removed:
@@ -206,7 +249,7 @@ def dce(program):
 
     ast = copy.deepcopy(program.ast)
     fdef = canon.entry_def(ast, program.entry.name)
-    if not _run(fdef):
+    if not _run(fdef, canon.typedef_map(ast)):
         raise PassRefused("dce: nothing to remove")
     draft = replace(program, ast=ast, source="")
     text = platforms.module(program.platform, "backend").emit(draft)
@@ -218,7 +261,7 @@ def _legal(program):
     if program.entry is None or canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-DCE-001", "no entry function definition")]
     fdef = copy.deepcopy(canon.entry_def(program.ast, program.entry.name))
-    if not _run(fdef):
+    if not _run(fdef, canon.typedef_map(program.ast)):
         return [canon.diag(program, NAME, "XP-DCE-002", "nothing to remove: no (void) x; "
                            "statement and every local is read")]
     return []

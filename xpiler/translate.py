@@ -57,12 +57,15 @@ class TranslationReport:
     message: str = ""
     written: bool = False
     summary: dict = field(default_factory=dict)
+    inference: dict | None = None        # xpiler.infer.Inference.to_json() when inputs were inferred
+    resources: dict = field(default_factory=dict)   # {"source": ..., "output": ...} (xpiler.resources)
 
     def to_json(self) -> dict:
         return {"source": self.source, "target": self.target, "output": self.output, "status": self.status,
                 "written": self.written, "pipeline": self.pipeline, "inputs": self.inputs,
-                "seconds": round(self.seconds, 3), "message": self.message,
-                "passes": [s.to_json() for s in self.steps], "target_summary": self.summary}
+                "inference": self.inference, "seconds": round(self.seconds, 3), "message": self.message,
+                "passes": [s.to_json() for s in self.steps], "resources": self.resources,
+                "target_summary": self.summary}
 
 
 # Plans: (source, target) -> pipeline string. Each step is a registered pass (passes/); every
@@ -78,12 +81,13 @@ PLANS: dict[tuple[str, str], str] = {
     ("bang", "cuda"): "detensorize,task_recovery{form=flat},devcopy,inline,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}",
     ("bang", "hip"): "detensorize,task_recovery{form=flat},devcopy,inline,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}",
     ("vnni", "bang"): "detensorize_vnni{rules=false},inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("cuda", "bang"): "loop_recovery,devcopy,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("hip", "bang"): "loop_recovery,devcopy,inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
+    ("cuda", "bang"): "loop_recovery,devcopy,inline,scalarize_structs,const_prop,unit_loops,flatten_blocks,dce,indvar,sroa,memops,simplify,task_bind,tensorize_bang",
+    ("hip", "bang"): "loop_recovery,devcopy,inline,scalarize_structs,const_prop,unit_loops,flatten_blocks,dce,indvar,sroa,memops,simplify,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
-                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy")
+                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy",
+                "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
@@ -110,9 +114,11 @@ def load_passes() -> None:
         importlib.import_module(name)
 
 
-def _inputs(program, src: Path, specs: dict, config: str | None, seed: int):
+def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infer: bool = True,
+            timeout: float = 60, report: "TranslationReport | None" = None):
     """(args, description, launch) or (None, reason, None); launch is a case file's launch for a
-    kernel-only source."""
+    kernel-only source. Without --arg, --config or a case file the inputs are inferred
+    (``xpiler.infer``) unless ``infer`` is False; the inference is recorded in ``report``."""
     from .verify import make_args
 
     if specs:
@@ -135,8 +141,18 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int):
             specs = parse_arg_specs([f"{k}={v}" for k, v in data["args"].items()])
             return make_args(program, specs, seed), f"config file {case_path}", data.get("launch")
         raise UsageError(f"{case_path}: expected 'params' (a case file) or 'args'")
-    return None, ("no verification inputs: give --arg NAME=SPEC for every parameter (pointer sizes "
-                  "follow from the scalars when the host code shows them) or --config FILE"), None
+    hint = ("give --arg NAME=SPEC for every parameter (pointer sizes follow from the scalars when the "
+            "host code shows them) or --config FILE")
+    if not infer:
+        return None, f"no verification inputs (inference disabled): {hint}", None
+    from .infer import infer_inputs
+
+    inf = infer_inputs(program, src, seed=seed, timeout=timeout)
+    if report is not None:
+        report.inference = inf.to_json()
+    if not inf.ok:
+        return None, f"{inf.describe()}; {hint}", None
+    return inf.args, inf.describe(), None
 
 
 def _copy(args):
@@ -145,7 +161,7 @@ def _copy(args):
 
 def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, config: str | None = None,
               seed: int = 0, entry: str | None = None, allow_unverified: bool = False,
-              strict: bool = True, timeout: float = 60, progress=None) -> TranslationReport:
+              strict: bool = True, timeout: float = 60, progress=None, infer: bool = True) -> TranslationReport:
     from passes.base import PassRefused, format_pipeline, run_pass
     from .program import parse_file, parse_source
     from .run import run_kernel
@@ -161,7 +177,7 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
     report = TranslationReport(str(src_path), target, str(out_path))
     candidates = plans(program.platform, target)
     report.pipeline = format_pipeline(candidates[0])
-    args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed)
+    args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed, infer, timeout, report)
     report.inputs = how
     reference = None
     if args is not None:
@@ -224,10 +240,34 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
                                     f"{report.status}.\n{current_text}")
         report.written = True
         try:
-            report.summary = parse_source(current_text, target, str(out_path)).summary()
+            output_program = parse_source(current_text, target, str(out_path))
+            report.summary = output_program.summary()
         except XpilerError:
-            report.summary = {}
+            output_program, report.summary = None, {}
+        report.resources = _resources(program, output_program, args, launch)
+    else:
+        report.resources = _resources(program, None, args, launch)
     return report
+
+
+def _resources(source, output, args, launch) -> dict:
+    """Parallel units, on-chip buffers and special instructions of the source and the output
+    (``xpiler.resources``), evaluated at the verification scalars."""
+    from .resources import resources
+
+    scalars = {p.name: a for p, a in zip(source.params, args or ()) if p.kind == "scalar"}
+    out = {}
+    for key, prog in (("source", source), ("output", output)):
+        if prog is None:
+            continue
+        try:
+            out[key] = resources(prog, scalars, launch if prog.entry is not None and
+                                 prog.entry.kind == "kernel" else None)
+        except Exception as exc:  # facts are informative; never fail a translation over them
+            if os.environ.get("XPILER_DEBUG"):
+                raise
+            out[key] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out
 
 
 def _same_launch(source, candidate, launch):
