@@ -208,6 +208,33 @@ class _Lowerer:
             return self.const(e.expr)
         return None
 
+    def fold(self, e) -> int | None:
+        """Value of an integer constant expression over literals and the file's named
+        constants (``M * NP``, ``(N + 31) / 32 * 32``), or None."""
+        c = self.const(e)
+        if c is not None:
+            return c
+        if isinstance(e, c_ast.ID):
+            v = self.constants.get(e.name)
+            return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*", "/", "%", "<<", ">>"):
+            a, b = self.fold(e.left), self.fold(e.right)
+            if a is None or b is None:
+                return None
+            if e.op in ("/", "%"):
+                if b == 0:
+                    return None
+                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)   # C truncation
+                return q if e.op == "/" else a - q * b
+            if e.op in ("<<", ">>") and not 0 <= b < 63:
+                return None
+            return {"+": a + b, "-": a - b, "*": a * b, "<<": a << b if b >= 0 else None,
+                    ">>": a >> b}[e.op]
+        if isinstance(e, c_ast.UnaryOp) and e.op == "-":
+            v = self.fold(e.expr)
+            return None if v is None else -v
+        return None
+
     def bytes_of(self, e):
         """(factor expression or None, constant bytes) with value factor * bytes."""
         if isinstance(e, c_ast.Cast) and set(canon.type_words(e.to_type.type)) <= INT_WORDS and \
@@ -219,16 +246,22 @@ class _Lowerer:
         if isinstance(e, c_ast.UnaryOp) and e.op == "sizeof":
             return None, self.sizeof(e.expr)
         if isinstance(e, c_ast.BinaryOp) and e.op == "*":
-            for a, b in ((e.left, e.right), (e.right, e.left)):
+            # both factors decomposed (``sizeof(float) * D0 * INNER``: the sizeof may sit in
+            # either operand); an operand with no constant form is an opaque factor
+            parts = []
+            for side in (e.left, e.right):
                 try:
-                    fa, ca = self.bytes_of(b)
+                    parts.append(self.bytes_of(side))
                 except _Cannot:
-                    continue
-                if fa is None:
-                    if canon.has_side_effects(a):
+                    if canon.has_side_effects(side):
                         raise _Cannot("a size with side effects")
-                    return a, ca
-            raise _Cannot("a byte count that is not e * sizeof(T)")
+                    parts.append((side, 1))
+            (fa, ca), (fb, cb) = parts
+            if fa is e.left and fb is e.right:
+                raise _Cannot("a byte count that is not e * sizeof(T)")
+            if fa is None or fb is None:
+                return (fb if fa is None else fa), ca * cb
+            return c_ast.BinaryOp("*", fa, fb), ca * cb
         if isinstance(e, c_ast.ID):
             d = self.scopes.get(e.name)
             if isinstance(d, c_ast.Decl) and d.init is not None and e.name not in self.written \
@@ -254,9 +287,7 @@ class _Lowerer:
             if isinstance(d, c_ast.Decl):
                 t, total = d.type, 1
                 while isinstance(t, c_ast.ArrayDecl):
-                    dim = self.const(t.dim) if t.dim is not None else None
-                    if dim is None and isinstance(t.dim, c_ast.ID):
-                        dim = self.constants.get(t.dim.name)
+                    dim = self.fold(t.dim) if t.dim is not None else None
                     if dim is None:
                         raise _Cannot(f"sizeof '{x.name}' with a non-constant dimension")
                     total *= int(dim)
