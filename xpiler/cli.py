@@ -273,10 +273,15 @@ def list_passes(as_json):
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--explain", is_flag=True, help="Print the pass log.")
 @click.option("--allow-unverified", is_flag=True, help="Write OUT even when no inputs allow verification (exit 3).")
+@click.option("--infer/--no-infer", "infer", default=True, show_default=True,
+              help="Without --arg/--config/case file, infer the smallest scalar values whose accesses stay "
+                   "inside the allocations (confirmed by a guarded run of SRC).")
 @click.option("--strict/--no-strict", default=True, show_default=True, help="Run the output in strict mode.")
 @click.option("--timeout", type=float, default=60, show_default=True)
-def translate(src, to, out, args, config, seed, entry, report_path, explain, allow_unverified, strict, timeout):
-    """Translate SRC to another platform; exit 0 only when OUT is verified."""
+def translate(src, to, out, args, config, seed, entry, report_path, explain, allow_unverified, infer, strict,
+              timeout):
+    """Translate SRC to another platform; exit 0 only when OUT is verified (1 failed, 2 bad input,
+    3 unverified: no inputs could be given or inferred)."""
     from pathlib import Path
 
     from .argspec import parse_arg_specs
@@ -286,7 +291,8 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
     out_path = Path(out)
     try:
         report = run_translate(src, to, out, arg_specs=parse_arg_specs(args), config=config, seed=seed,
-                               entry=entry, allow_unverified=allow_unverified, strict=strict, timeout=timeout)
+                               entry=entry, allow_unverified=allow_unverified, strict=strict, timeout=timeout,
+                               infer=infer)
     except XpilerError as exc:
         report = TranslationReport(src, to, out, status="failed", message=exc.render())
         _finish_translation(report, report_path, out_path, explain)
@@ -315,9 +321,41 @@ def _finish_translation(report, report_path, out_path, explain) -> None:
         con.print(f"pipeline: {report.pipeline or '-'}   inputs: {report.inputs or '-'}", markup=False)
         for s in report.steps:
             con.print(f"  {s.name} {s.options or ''}: {s.status} ({s.seconds:.2f} s) {s.message}".rstrip(), markup=False)
+        inf = report.inference
+        if inf:
+            for t in inf.get("tried", []):
+                con.print(f"  inference: value {t['value']}: {t['outcome']}", markup=False)
+            if inf.get("analysis"):
+                con.print(f"  inference: {inf['analysis']}", markup=False)
+        from .resources import one_line
+
+        for key in ("source", "output"):
+            res = report.resources.get(key)
+            if res and "error" not in res:
+                con.print(f"{key} ({res['platform']}): {one_line(res)}", markup=False)
     if report.status == "verified":
         con.print(f"{report.output}: verified translation {report.source} -> {report.target} "
                   f"({report.seconds:.1f} s, pipeline {report.pipeline})", markup=False)
+
+
+# ------------------------------------------------------------------------------ bench
+@cli.command()
+@click.option("--only", help="Comma-separated SRC:DST directions (default: all 12).")
+@click.option("--limit", type=int, default=0, help="At most N kernels per direction (0: all).")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="Kernels translated in parallel (processes).")
+@click.option("--compile-check", is_flag=True,
+              help="Compile verified outputs with nvcc / hipcc (gfx90a) / g++ where installed; BANG counts its "
+                   "strict-mode verification.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the per-direction figures here.")
+@click.option("--jsonl", type=click.Path(dir_okay=False), help="Write one JSON record per kernel here.")
+@click.option("--resume", is_flag=True, help="Keep the records already in --jsonl and run only the missing kernels.")
+@click.option("--timeout", type=float, default=60, show_default=True, help="Seconds per kernel run.")
+def bench(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout):
+    """Translate the bundled corpus in every direction and print the table (verified/total,
+    compile checks, median/max seconds, parallel units, on-chip buffers, special instructions)."""
+    from .bench import main_cli
+
+    main_cli(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout)
 
 
 # ------------------------------------------------------------------------------ entry point

@@ -128,9 +128,16 @@ def make_args(program, specs: dict, seed: int) -> list:
 
 def element_count(program, param, scalars: dict) -> int | None:
     """Evaluate ``param.size`` with the file's constants and the given scalar values."""
-    size = getattr(param, "size", None)
+    return evaluate_size(program, getattr(param, "size", None), scalars)
+
+
+def evaluate_size(program, size: str | None, scalars: dict) -> int | None:
+    """Evaluate a C size expression (``Param.size``, an analysed extent, a launch dimension)
+    with the file's constants and the given scalar values; None when it is not computable."""
     if not size:
         return None
+    import re
+
     from platforms.common.consts import ConstantTable
     from .program import DTYPES
 
@@ -141,6 +148,8 @@ def element_count(program, param, scalars: dict) -> int | None:
     for name, value in (program.facts.get("constants") or {}).items():
         if isinstance(value, int):
             table.values.setdefault(name, value)
+    size = re.sub(r"\(\s*(?:const\s+)?(?:unsigned|signed|int|long|size_t|u?int(?:32|64)_t)"
+                  r"(?:\s+(?:int|long))*\s*\)", "", str(size))     # integer casts
     count = table.evaluate(size)
     return count if isinstance(count, int) and count >= 0 else None
 

@@ -1,0 +1,141 @@
+"""Input inference (xpiler.infer): smallest safe scalars, sizes from host allocations / access
+analysis / guarded runs, honest failure; and the translate driver using it."""
+import json
+
+import numpy as np
+import pytest
+
+from xpiler.cli import main
+from xpiler.infer import infer_inputs
+from xpiler.program import parse_file
+
+SCALE_CU = r"""
+__global__ void scale(const float* x, float* y, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i];
+}
+"""
+# a VNNI C function over an m x n int8 matrix: the extents come from the affine analysis
+ROWSUM_VNNI = r"""
+#include <immintrin.h>
+#include <stdint.h>
+extern "C" void rowsum(const int8_t* a, int32_t* out, int m, int n) {
+  for (int i = 0; i < m; ++i) {
+    int32_t s = 0;
+    for (int j = 0; j < n; ++j) s += a[i * n + j];
+    out[i] = s;
+  }
+}
+"""
+# a non-affine subscript far beyond anything the scalars describe: the analysis gives up, the
+# fallback size faults in every guarded run, so nothing can be established
+FAR_CU = r"""
+__global__ void far(const float* x, float* y, int n) {
+  int i = threadIdx.x;
+  if (i < n) y[i] = x[i * i * 100000];
+}
+"""
+# the same with an affine subscript: the analysis sizes x exactly
+OFFSET_CU = r"""
+__global__ void offset(const float* x, float* y, int n) {
+  int i = threadIdx.x;
+  if (i < n) y[i] = x[i + 5000];
+}
+"""
+# nothing is written for small n (work starts at 64): the smallest useful value is 128
+LATE_VNNI = r"""
+extern "C" void late(const float* x, float* y, int n) {
+  for (int i = 64; i < n; ++i) y[i] = 2.0f * x[i];
+}
+"""
+# a host wrapper whose allocation is smaller than what the kernel touches for n < 64
+SHORT_ALLOC_VNNI = r"""
+extern "C" void tail(const float* x, float* y, int n) {
+  for (int i = 0; i < n + 8; ++i) y[i] = x[i];
+}
+"""
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_cuda_kernel_gets_smallest_n_and_guarded_run(tmp_path):
+    src = _write(tmp_path, "scale.cu", SCALE_CU)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok, inf.reason
+    assert inf.scalars == {"a": 0.5, "n": 16}
+    assert inf.sizes == {"x": 16, "y": 16}
+    assert [t["outcome"] for t in inf.tried] == ["ok"]
+    x, y, a, n = inf.args
+    assert x.dtype == np.float32 and x.shape == (16,) and n == 16
+
+
+def test_vnni_extents_come_from_the_affine_analysis(tmp_path):
+    src = _write(tmp_path, "rowsum.cpp", ROWSUM_VNNI)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok, inf.reason
+    assert inf.scalars == {"m": 16, "n": 16}
+    rules = {r.pointer: r for r in inf.rules}
+    assert rules["a"].extent == "m * n" and rules["out"].extent == "m" and not rules["a"].fallback
+    assert inf.sizes == {"a": 256, "out": 16}
+
+
+def test_analysed_extent_beyond_the_loop_bound(tmp_path):
+    src = _write(tmp_path, "tail.cpp", SHORT_ALLOC_VNNI)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.sizes == {"x": 24, "y": 24}   # n + 8 elements at n = 16
+
+
+def test_affine_offset_is_sized_by_the_analysis(tmp_path):
+    src = _write(tmp_path, "offset.cu", OFFSET_CU)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.sizes == {"x": 5016, "y": 16}
+
+
+def test_degenerate_values_are_passed_over(tmp_path):
+    src = _write(tmp_path, "late.cpp", LATE_VNNI)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.scalars == {"n": 128}
+    assert [t["value"] for t in inf.tried] == [16, 32, 64, 128]
+    assert "degenerate" in inf.tried[0]["outcome"]
+
+
+def test_out_of_bounds_everywhere_is_not_established(tmp_path):
+    src = _write(tmp_path, "far.cu", FAR_CU)
+    inf = infer_inputs(parse_file(src), src, candidates=(16, 32))
+    assert not inf.ok and inf.args is None
+    # an overrun into the guard page is named OutOfBoundsAccess; one far beyond it is a fault
+    assert all(t["outcome"].startswith(("OutOfBoundsAccess", "KernelRuntimeError")) for t in inf.tried)
+    assert "keep every access inside" in inf.reason and "x" in inf.reason
+
+
+def test_translate_uses_inferred_inputs(tmp_path, capsys):
+    src = _write(tmp_path, "rowsum.cpp", ROWSUM_VNNI)
+    out, rep = tmp_path / "rowsum.cu", tmp_path / "r.json"
+    assert main(["translate", str(src), "--to", "cuda", "-o", str(out), "--report", str(rep)]) == 0, \
+        capsys.readouterr().err
+    report = json.loads(rep.read_text())
+    assert report["status"] == "verified" and report["inputs"].startswith("inferred inputs: m=16, n=16")
+    assert report["inference"]["ok"] and report["inference"]["sizes"] == {"a": 256, "out": 16}
+
+
+def test_translate_without_any_inputs_is_unverified_and_says_why(tmp_path, capsys):
+    src = _write(tmp_path, "far.cu", FAR_CU)
+    out, rep = tmp_path / "far.hip", tmp_path / "r.json"
+    assert main(["translate", str(src), "--to", "hip", "-o", str(out), "--report", str(rep)]) == 3
+    err = capsys.readouterr().err
+    assert "unverified" in err and "no verification inputs" in err and not out.exists()
+    report = json.loads(rep.read_text())
+    assert report["status"] == "unverified" and not report["inference"]["ok"]
+    assert "keep every access inside" in report["inference"]["reason"]
+
+
+@pytest.mark.parametrize("flag", ["--no-infer"])
+def test_inference_can_be_disabled(tmp_path, capsys, flag):
+    src = _write(tmp_path, "scale.cu", SCALE_CU)
+    out = tmp_path / "scale.hip"
+    assert main(["translate", str(src), "--to", "hip", "-o", str(out), flag]) == 3
+    assert "inference disabled" in capsys.readouterr().err and not out.exists()

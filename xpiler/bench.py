@@ -1,0 +1,306 @@
+"""Translation benchmark: the corpus through the 12 directions, one table.
+
+``xpiler bench`` and ``tools/bench_translate.py`` (a thin wrapper) run this module.
+
+For each direction SRC -> DST and each corpus kernel of SRC that has a case file, run
+``xpiler.translate.translate`` (verification on the virtual device) and record one JSON object
+per kernel (``Record``): status, seconds (the translation only), the optional compile check of
+the output, and the counts the translation report gives (parallel units used vs available,
+on-chip buffer bytes, special instructions of the source and of the output).
+
+Table columns per direction
+    verified/total; compile checks ``ok/checked`` (``--compile-check``: CUDA with ``nvcc -c``,
+    HIP with ``hipcc -c --offload-arch=gfx90a`` (``HIP_PLATFORM=amd``), VNNI with ``g++ -c``,
+    each only when the tool is installed, "-" otherwise; BANG outputs count as checked by the
+    strict-mode verification that accepted them); median and max seconds per kernel (without
+    the compile checks); ``parallel``: verified outputs that use more than one parallel unit
+    (GPU threads, BANG cores, VNNI OpenMP/SIMD loops); ``on-chip``: verified outputs with
+    on-chip buffers / sources with them; ``special``: verified outputs with special
+    instructions / sources with them.
+
+Directions without a plan are reported as such (0 verified), never skipped silently.
+``--jobs N`` runs kernels in N processes (the table and the records keep corpus order);
+``--jsonl F`` writes one record per kernel; ``--resume`` keeps the records already in F and runs
+only the missing kernels, so long runs can be split and combined.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PLATFORMS = ("cuda", "hip", "bang", "vnni")
+SUFFIX = {"cuda": ".cu", "hip": ".hip", "bang": ".mlu", "vnni": ".cpp"}
+COMPILE_TIMEOUT = 300
+
+
+@dataclass
+class Record:
+    direction: str
+    kernel: str
+    status: str                          # verified | unverified | failed | error
+    seconds: float
+    message: str = ""
+    compile: dict | None = None          # {"tool", "ok", "message"} or None (not checked)
+    units_used: object = None
+    units_available: object = None
+    parallel: bool = False
+    on_chip_bytes: dict = field(default_factory=dict)
+    source_on_chip: bool = False
+    special: list = field(default_factory=list)
+    source_special: bool = False
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def sources(platform: str) -> list[Path]:
+    d = ROOT / "xpiler" / "corpus" / platform
+    return sorted(p for p in d.glob(f"*{SUFFIX[platform]}") if p.with_suffix(".json").exists())
+
+
+def directions(only: str | None = None) -> list[tuple[str, str]]:
+    from .errors import UsageError
+
+    out = [(a, b) for a in PLATFORMS for b in PLATFORMS if a != b]
+    if only:
+        want = set()
+        for item in only.split(","):
+            pair = tuple(x.strip() for x in item.split(":"))
+            if len(pair) != 2 or pair not in out:
+                raise UsageError(f"--only: '{item}' is not a direction SRC:DST over {', '.join(PLATFORMS)}")
+            want.add(pair)
+        out = [d for d in out if d in want]
+    return out
+
+
+def compile_check(path: Path, platform: str, status: str) -> dict | None:
+    """Compile the emitted file with the target's real toolchain when it is installed."""
+    if platform == "bang":
+        return {"tool": "strict", "ok": status == "verified", "message": "virtual device strict mode"}
+    if platform == "cuda":
+        tool, cmd, env = "nvcc", ["nvcc", "-c", "-std=c++17"], None
+    elif platform == "hip":
+        tool, cmd = "hipcc", ["hipcc", "-c", "-std=c++17", "--offload-arch=gfx90a"]
+        env = dict(os.environ, HIP_PLATFORM="amd")
+    else:
+        tool, cmd, env = "g++", ["g++", "-c", "-std=c++17", "-O2", "-march=native", "-fopenmp"], None
+    if shutil.which(cmd[0]) is None:
+        return None
+    obj = path.with_suffix(path.suffix + ".o")
+    try:
+        proc = subprocess.run([*cmd, "-o", str(obj), str(path)], capture_output=True, text=True,
+                              timeout=COMPILE_TIMEOUT, env=env)
+    except subprocess.TimeoutExpired:
+        return {"tool": tool, "ok": False, "message": f"timed out after {COMPILE_TIMEOUT} s"}
+    msg = "" if proc.returncode == 0 else (proc.stderr or proc.stdout).strip().splitlines()[:3]
+    return {"tool": tool, "ok": proc.returncode == 0, "message": " | ".join(msg) if msg else ""}
+
+
+def _uses_parallel(res: dict) -> bool:
+    par = res.get("parallel") or {}
+    if par.get("kind") == "cpu":
+        return bool(par.get("omp_parallel_loops") or par.get("simd_loops") or par.get("avx512_calls"))
+    used = par.get("units_used")
+    return isinstance(used, int) and used > 1
+
+
+def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeout: float = 60) -> dict:
+    """Translate one corpus kernel; a Record as a dict (top level: picklable for the pool)."""
+    from .errors import XpilerError
+    from .translate import translate
+
+    path = Path(src)
+    out = Path(tmp) / f"{path.stem}.{src_p}{SUFFIX[dst_p]}"
+    rec = Record(f"{src_p}->{dst_p}", path.name, "error", 0.0)
+    t0 = time.perf_counter()
+    try:
+        rep = translate(str(path), dst_p, str(out), timeout=timeout)
+        rec.status, rec.message = rep.status, rep.message
+    except XpilerError as exc:
+        rep, rec.status, rec.message = None, "failed", exc.message
+    except Exception as exc:  # a crash is a failure of this kernel, not of the benchmark
+        rep, rec.message = None, f"internal error: {type(exc).__name__}: {exc}"
+    rec.seconds = time.perf_counter() - t0
+    if rep is not None:
+        src_res = rep.resources.get("source") or {}
+        out_res = rep.resources.get("output") or {}
+        par = out_res.get("parallel") or {}
+        rec.units_used, rec.units_available = par.get("units_used"), par.get("units_available")
+        rec.parallel = _uses_parallel(out_res)
+        rec.on_chip_bytes = out_res.get("on_chip_bytes") or {}
+        rec.source_on_chip = bool(src_res.get("on_chip_bytes"))
+        rec.special = out_res.get("special_instructions") or []
+        rec.source_special = bool(src_res.get("special_instructions"))
+        if rec.status != "verified" and not rec.message:
+            bad = [s for s in rep.steps if s.status not in ("verified",)]
+            rec.message = "; ".join(f"{s.name}: {s.status}" for s in bad[:3])
+    if do_compile and rec.status == "verified" and out.exists():
+        rec.compile = compile_check(out, dst_p, rec.status)
+    if out.exists():
+        out.unlink()
+    return rec.to_json()
+
+
+def _load(jsonl: Path | None) -> dict:
+    done = {}
+    if jsonl is None or not jsonl.exists():
+        return done
+    for line in jsonl.read_text().splitlines():
+        try:
+            r = json.loads(line)
+            done[(r["direction"], r["kernel"])] = r
+        except (ValueError, KeyError, TypeError):
+            continue
+    return done
+
+
+def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool = False,
+        jsonl: str | None = None, resume: bool = False, timeout: float = 60, progress=None) -> dict:
+    """Run the benchmark; returns {"directions": {dir: summary}, "records": [Record dicts]} in
+    corpus order (independent of --jobs)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from .errors import UsageError
+    from .translate import PLANS
+
+    if jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if resume and not jsonl:
+        raise UsageError("--resume needs --jsonl F (the records to continue)")
+    dirs = directions(only)
+    jpath = Path(jsonl) if jsonl else None
+    done = _load(jpath) if resume else {}
+    if jpath is not None and not resume:
+        jpath.parent.mkdir(parents=True, exist_ok=True)
+        jpath.write_text("")
+    work = [(str(f), a, b) for a, b in dirs for f in sources(a)[: limit or None]]
+    results: dict[int, dict] = {}
+    todo = []
+    for i, (f, a, b) in enumerate(work):
+        key = (f"{a}->{b}", Path(f).name)
+        if key in done:
+            results[i] = done[key]
+        else:
+            todo.append(i)
+    with tempfile.TemporaryDirectory(prefix="xpiler-bench-") as tmp:
+        def finished(i, rec):
+            results[i] = rec
+            if jpath is not None:
+                with open(jpath, "a") as fh:
+                    fh.write(json.dumps(rec) + "\n")
+            if progress:
+                progress(rec)
+
+        if jobs == 1:
+            for i in todo:
+                f, a, b = work[i]
+                finished(i, run_one(f, a, b, do_compile, tmp, timeout))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = {pool.submit(run_one, *work[i], do_compile, tmp, timeout): i for i in todo}
+                from concurrent.futures import as_completed
+
+                for fut in as_completed(futures):
+                    i = futures[fut]
+                    try:
+                        rec = fut.result()
+                    except Exception as exc:  # a worker died (memory, signal)
+                        f, a, b = work[i]
+                        rec = Record(f"{a}->{b}", Path(f).name, "error", 0.0,
+                                     f"worker failed: {type(exc).__name__}: {exc}").to_json()
+                    finished(i, rec)
+    records = [results[i] for i in sorted(results)]
+    summary = {}
+    for a, b in dirs:
+        d = f"{a}->{b}"
+        rs = [r for r in records if r["direction"] == d]
+        ver = [r for r in rs if r["status"] == "verified"]
+        times = [r["seconds"] for r in rs]
+        checked = [r for r in rs if r.get("compile")]
+        summary[d] = {
+            "planned": (a, b) in PLANS,
+            "verified": len(ver), "total": len(rs),
+            "compile_ok": sum(1 for r in checked if r["compile"]["ok"]), "compile_checked": len(checked),
+            "compile_tool": checked[0]["compile"]["tool"] if checked else None,
+            "median_s": statistics.median(times) if times else 0.0, "max_s": max(times) if times else 0.0,
+            "parallel": sum(1 for r in ver if r["parallel"]),
+            "on_chip": sum(1 for r in ver if r["on_chip_bytes"]),
+            "source_on_chip": sum(1 for r in ver if r["source_on_chip"]),
+            "special": sum(1 for r in ver if r["special"]),
+            "source_special": sum(1 for r in ver if r["source_special"]),
+            "failures": [f"{r['kernel']}: {r['status']}: {r['message'][:120]}" for r in rs if r["status"] != "verified"],
+        }
+    return {"directions": summary, "records": records}
+
+
+def table(result: dict, compile_checked: bool):
+    from rich.table import Table
+
+    t = Table(title="xpiler translate on the project corpus (verified on the virtual device)")
+    cols = ["direction", "verified/total"] + (["compile ok/checked"] if compile_checked else []) + \
+           ["median s", "max s", "parallel", "on-chip out/src", "special out/src"]
+    for c in cols:
+        t.add_column(c)
+    for d, s in result["directions"].items():
+        row = [d.replace("->", " -> ") + ("" if s["planned"] else " (no plan)"), f"{s['verified']}/{s['total']}"]
+        if compile_checked:
+            row.append(f"{s['compile_ok']}/{s['compile_checked']} {s['compile_tool'] or ''}".strip()
+                       if s["compile_checked"] else "-")
+        row += [f"{s['median_s']:.2f}", f"{s['max_s']:.2f}", f"{s['parallel']}/{s['verified']}",
+                f"{s['on_chip']}/{s['source_on_chip']}", f"{s['special']}/{s['source_special']}"]
+        t.add_row(*row)
+    return t
+
+
+def main_cli(only=None, limit=0, jobs=1, do_compile=False, json_path=None, jsonl=None, resume=False,
+             timeout=60.0) -> dict:
+    """What ``xpiler bench`` and ``tools/bench_translate.py`` do: run, print the table, write JSON."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    dirs = directions(only)
+    total = sum(len(sources(a)[: limit or None]) for a, _ in dirs)
+    with Progress(transient=True, console=Console(stderr=True)) as prog:
+        task = prog.add_task("translating", total=total)
+        result = run(only, limit, jobs, do_compile, jsonl, resume, timeout,
+                     progress=lambda rec: prog.advance(task))
+    con = Console(highlight=False)
+    if not con.is_terminal:
+        con = Console(highlight=False, width=140)
+    con.print(table(result, do_compile))
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(result["directions"], indent=2) + "\n")
+    return result
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    from .errors import XpilerError
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", help="comma-separated SRC:DST directions (default: all 12)")
+    ap.add_argument("--limit", type=int, default=0, help="at most N kernels per direction")
+    ap.add_argument("--jobs", "-j", type=int, default=1, help="kernels translated in parallel (processes)")
+    ap.add_argument("--compile-check", action="store_true",
+                    help="compile outputs with nvcc / hipcc / g++ where installed (BANG: strict mode)")
+    ap.add_argument("--json", help="write the per-direction figures here")
+    ap.add_argument("--jsonl", help="write one JSON record per kernel here")
+    ap.add_argument("--resume", action="store_true", help="keep the records already in --jsonl, run the rest")
+    ap.add_argument("--timeout", type=float, default=60, help="seconds per kernel run")
+    o = ap.parse_args(argv)
+    try:
+        main_cli(o.only, o.limit, o.jobs, o.compile_check, o.json, o.jsonl, o.resume, o.timeout)
+    except XpilerError as exc:
+        print(exc.render())
+        return exc.exit_code
+    return 0

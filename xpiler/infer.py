@@ -1,0 +1,243 @@
+"""Verification inputs inferred from the program when the user gives none.
+
+``infer_inputs(program, path, seed) -> Inference``
+
+What it establishes
+    The smallest scalar values (integer scalars all take the same candidate value, tried in
+    ``CANDIDATES`` order, smallest first) for which every access of the entry stays inside the
+    host allocations, and the element count of every pointer argument at those values.
+
+How
+    1. Pointer sizes. Each pointer parameter's element count is, in order of trust:
+       the host allocation the front-end found (``Param.size``, a C expression over the entry's
+       scalars: ``cudaMalloc``/``cnrtMalloc`` + copies in the host wrapper); otherwise the
+       extent the entry touches, from the Z3/affine analysis ``passes.affine.extents`` (exact
+       elimination of the loop variables; the program is first lifted to canonical C with
+       ``loop_recovery`` for CUDA/HIP and ``detensorize,task_recovery`` for BANG, then the
+       clean-up passes ``inline,scalarize_structs,const_prop,unit_loops,flatten_blocks`` where
+       registered; the lift is only used for this analysis, never emitted); otherwise a
+       fallback guess (the product of the integer scalars, or ``256 x candidate`` elements
+       without integer scalars), which only stands if the guarded run below confirms it.
+    2. Static check: where both a host allocation and an analysed extent exist, the extent at
+       the candidate values must not exceed the allocation (a candidate that fails is skipped
+       without running).
+    3. Guarded run: the source runs on the virtual device with the candidate arguments; each
+       pointer argument ends at a PROT_NONE guard page, so an overrun is reported as
+       ``OutOfBoundsAccess`` and the next candidate is tried. A run that leaves every output
+       untouched is a degenerate input (e.g. all work guarded off) and is passed over while a
+       larger candidate may do better.
+    Floating-point scalars get ``0.5`` (not 0 or 1, so a dropped multiply is seen); pointers
+    get seeded random data (``xpiler.argspec.random_array``).
+
+Guarantees
+    ``Inference.ok`` only when a guarded run of the source succeeded on the returned arguments;
+    otherwise ``reason`` says why nothing could be established (the translation is then
+    "unverified", exit 3). Deterministic for a given seed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CANDIDATES = (16, 32, 64, 128, 256, 512, 1024)
+FLOAT_VALUE = 0.5
+MAX_ELEMENTS = 1 << 24                   # never allocate more than this per pointer while guessing
+_CLEAN = ("inline", "scalarize_structs", "const_prop", "unit_loops", "flatten_blocks")
+_LIFT = {"cuda": ("loop_recovery",) + _CLEAN, "hip": ("loop_recovery",) + _CLEAN,
+         "bang": ("detensorize", "task_recovery") + _CLEAN, "vnni": ()}
+
+
+@dataclass
+class SizeRule:
+    """Where a pointer's element count comes from."""
+
+    pointer: str
+    host: str | None = None              # host allocation (Param.size), C text
+    extent: object = None                # analysed extent: int, C text, or None
+    fallback: bool = False               # neither known: product of the integer scalars
+
+    def to_json(self) -> dict:
+        return {"pointer": self.pointer, "host_allocation": self.host, "analysed_extent": self.extent,
+                "fallback": self.fallback}
+
+
+@dataclass
+class Inference:
+    ok: bool
+    scalars: dict = field(default_factory=dict)     # name -> value
+    sizes: dict = field(default_factory=dict)       # pointer -> element count
+    rules: list = field(default_factory=list)       # SizeRule per pointer
+    tried: list = field(default_factory=list)       # [{"value": v, "outcome": text}]
+    reason: str = ""
+    args: list | None = None
+    analysis: str = ""                              # what the static analysis could say
+
+    def describe(self) -> str:
+        if not self.ok:
+            return f"no verification inputs: {self.reason}"
+        vals = ", ".join(f"{k}={v}" for k, v in self.scalars.items()) or "no scalars"
+        sizes = ", ".join(f"{k}[{v}]" for k, v in self.sizes.items())
+        return f"inferred inputs: {vals}; {sizes} (confirmed by a guarded run of the source)"
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "scalars": self.scalars, "sizes": self.sizes,
+                "rules": [r.to_json() for r in self.rules], "tried": self.tried,
+                "reason": self.reason, "analysis": self.analysis}
+
+
+def _int_scalar(p) -> bool:
+    return p.kind == "scalar" and p.dtype in ("int8", "int16", "int32", "int64", "uint8", "uint16",
+                                              "uint32", "uint64")
+
+
+def analysed_extents(program) -> tuple[dict, str]:
+    """Pointer -> extent (int, C text or None) from ``passes.affine.extents`` of the program
+    lifted to canonical C; ({}, why) when the analysis is not possible."""
+    try:
+        from passes import affine
+        from passes.base import REGISTRY, PassRefused, run_pass
+        from .translate import load_passes
+
+        load_passes()
+        lifted = program
+        for name in _LIFT.get(program.platform, ()):
+            if name not in REGISTRY:     # a clean-up pass this checkout does not have
+                continue
+            try:
+                lifted = run_pass(name, lifted)
+            except PassRefused:
+                continue
+        if lifted.platform != "vnni":
+            return {}, f"the {program.platform} source could not be lifted to canonical C for analysis"
+        ext = affine.extents(affine.analyze(lifted))
+    except Exception as exc:  # analysis is best effort; the guarded run decides
+        return {}, f"access analysis failed: {type(exc).__name__}: {exc}"
+    names = {p.name for p in program.params if p.kind == "pointer"}
+    ext = {k: v for k, v in ext.items() if k in names}
+    # a pointer the lifted program never touches (extent 0) may be an artefact of the lift
+    # (e.g. code it could not see through); treat it as unknown
+    ext = {k: (None if v == 0 else v) for k, v in ext.items()}
+    known = sorted(k for k, v in ext.items() if v is not None)
+    return ext, (f"access extents: {', '.join(f'{k}={ext[k]}' for k in known)}" if known
+                 else "access analysis established no extent")
+
+
+def size_rules(program) -> tuple[list[SizeRule], str]:
+    ext, note = analysed_extents(program)
+    rules = []
+    for p in program.params:
+        if p.kind != "pointer":
+            continue
+        host = getattr(p, "size", None) or None
+        extent = ext.get(p.name)
+        rules.append(SizeRule(p.name, host, extent, fallback=host is None and extent is None))
+    return rules, note
+
+
+def _evaluate(program, expr, scalars: dict) -> int | None:
+    from .verify import evaluate_size
+
+    if isinstance(expr, int):
+        return expr
+    return evaluate_size(program, expr, scalars)
+
+
+def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | None, str]:
+    """Element count per pointer at these scalar values, or (None, why) when the static check
+    shows an access beyond an allocation or a size cannot be evaluated. ``value`` is the
+    candidate; without integer scalars the fallback guess is ``256 * value`` elements."""
+    ints = [v for p in program.params if _int_scalar(p) for v in [scalars[p.name]]]
+    guess = 1
+    for v in ints:
+        guess *= max(int(v), 1)
+    if not ints:
+        guess = 256 * value
+    sizes = {}
+    for r in rules:
+        host = _evaluate(program, r.host, scalars) if r.host else None
+        extent = _evaluate(program, r.extent, scalars) if r.extent is not None else None
+        if r.host and host is None:
+            return None, f"host allocation of {r.pointer} ({r.host}) cannot be evaluated"
+        if host is not None:
+            if extent is not None and extent > host:
+                return None, (f"{r.pointer}: accesses reach element {extent - 1} but the host "
+                              f"allocates {host}")
+            sizes[r.pointer] = host
+        elif extent is not None:
+            sizes[r.pointer] = extent
+        else:
+            sizes[r.pointer] = guess
+        if sizes[r.pointer] > MAX_ELEMENTS:
+            return None, f"{r.pointer} would need {sizes[r.pointer]} elements"
+    return sizes, ""
+
+
+def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
+                 candidates=CANDIDATES) -> Inference:
+    """Find verification inputs for ``program`` (see the module docstring)."""
+    import numpy as np
+
+    from .argspec import random_array
+    from .errors import KernelRuntimeError, XpilerError
+    from .run import numpy_dtype, run_kernel
+
+    if program.entry is None:
+        return Inference(False, reason="the source has no entry function")
+    odd = [p for p in program.params if p.kind == "scalar" and not _int_scalar(p)
+           and p.dtype not in ("float16", "bfloat16", "float32", "float64", "bool")]
+    if odd:
+        return Inference(False, reason=f"parameter '{odd[0].name}' ({odd[0].type}) has no inferable value")
+    rules, note = size_rules(program)
+    inf = Inference(False, rules=rules, analysis=note)
+    has_ints = any(_int_scalar(p) for p in program.params)
+    needs_guess = any(r.fallback for r in rules)
+    values = candidates if has_ints or needs_guess else candidates[:1]
+    safe = None
+    for v in values:
+        scalars = {p.name: (int(v) if _int_scalar(p) else (1 if p.dtype == "bool" else FLOAT_VALUE))
+                   for p in program.params if p.kind == "scalar"}
+        sizes, why = candidate_sizes(program, rules, scalars, v)
+        if sizes is None:
+            inf.tried.append({"value": v, "outcome": f"rejected by analysis: {why}"})
+            continue
+        rng = np.random.default_rng(seed)
+        args = []
+        for p in program.params:
+            if p.kind == "pointer":
+                args.append(random_array(rng, (sizes[p.name],), numpy_dtype(p.dtype)))
+            else:
+                args.append(scalars[p.name])
+        before = [a.copy() if hasattr(a, "copy") else a for a in args]
+        try:
+            run_kernel(path, args=args, program=program, timeout=timeout,
+                       launch=launch if program.entry.kind == "kernel" else None)
+        except KernelRuntimeError as exc:
+            inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})
+            continue
+        except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
+            inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})
+            inf.reason = f"the source does not run on the virtual device: {exc.message}"
+            return inf
+        outs = [p for p in program.params if p.kind == "pointer" and p.role in ("output", "inout")]
+        changed = any(not np.array_equal(a, b, equal_nan=True)
+                      for p, a, b in zip(program.params, args, before) if p in outs)
+        result = (scalars, sizes, before)
+        if changed or not outs:
+            inf.tried.append({"value": v, "outcome": "ok"})
+            safe = result
+            break
+        inf.tried.append({"value": v, "outcome": "ran in bounds but wrote no output (degenerate)"})
+        safe = safe or result
+    if safe is None:
+        last = inf.tried[-1]["outcome"] if inf.tried else "no candidate values"
+        extra = " (pointer sizes unknown to the analysis: " + ", ".join(r.pointer for r in rules if r.fallback) + ")" \
+            if any(r.fallback for r in rules) else ""
+        inf.reason = (f"no candidate scalar values {list(values)} keep every access inside the "
+                      f"allocations{extra}; last attempt: {last}")
+        return inf
+    scalars, sizes, args = safe
+    inf.ok, inf.scalars, inf.sizes, inf.args = True, scalars, sizes, args
+    if needs_guess:
+        inf.analysis += ("; sizes of " + ", ".join(r.pointer for r in rules if r.fallback)
+                         + " guessed and confirmed by the guarded run")
+    return inf
+

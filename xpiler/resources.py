@@ -1,0 +1,234 @@
+"""What a program uses of its device: parallel units, on-chip buffers, special instructions.
+
+``resources(program, scalars=None, launch=None) -> dict`` is the per-program part of the
+translation report (issue 4, item 8: a translation keeps the parallelism), computed from the
+front-end's facts (``Program.launches``, ``buffers``, ``intrinsics``) and the platform's device
+profile (``platforms/<p>/profile.toml``, default profile):
+
+``parallel``
+    GPU (cuda, hip): one entry per launch with ``grid``/``block`` (evaluated at the
+    verification scalars where the expressions allow; C text otherwise), ``threads_per_block``,
+    ``blocks``, ``threads``, and the profile limits (``max_threads_per_block``,
+    ``max_grid_dims``, ``warp_size``). A kernel entry (no host launch) reports the launch it is
+    run with (a case file's, else the profile default), marked ``"from": "caller"``.
+    BANG: per launch ``task_dim`` (product of the cnrtDim3_t), function type and the clusters
+    and cores it occupies, against the profile's ``clusters x cores_per_cluster``.
+    VNNI: OpenMP parallel loops, ``omp simd`` loops and AVX-512 intrinsic calls in the text,
+    against the host's cores and the 512-bit vector width.
+``units_used`` / ``units_available``
+    One number each: GPU threads per block (max over launches) vs ``max_threads_per_block``;
+    BANG cores (max over launches) vs clusters x cores; VNNI ``"omp"`` cores when an OpenMP
+    parallel loop is present (else 1) vs the host's cores.
+``buffers``
+    On-chip buffers (shared memory / NRAM / WRAM / SRAM / LDRAM) with bytes, and the total per
+    space in ``on_chip_bytes``.
+``special_instructions``
+    The front-end's special-instruction list (wmma, MFMA, shuffles, ``__bang_*``,
+    dpbusd/dpwssd, ...).
+"""
+from __future__ import annotations
+
+import os
+import re
+
+_ON_CHIP = ("shared", "nram", "wram", "sram", "ldram")
+_KTYPE_CLUSTERS = {"CNRT_FUNC_TYPE_BLOCK": 0, "CNRT_FUNC_TYPE_UNION1": 1, "CNRT_FUNC_TYPE_UNION2": 2,
+                   "CNRT_FUNC_TYPE_UNION4": 4, "CNRT_FUNC_TYPE_UNION8": 8, "CNRT_FUNC_TYPE_UNION16": 16,
+                   "block": 0, "union1": 1, "union2": 2, "union4": 4, "union8": 8, "union16": 16}
+_KTYPE_NUM = {1: 0, 4: 1, 8: 2, 16: 4, 32: 8, 64: 16}
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def profile(platform: str) -> dict:
+    """The platform's default device profile, flattened (top-level keys + the default entry)."""
+    import tomllib
+
+    from pathlib import Path
+
+    import platforms
+
+    path = Path(platforms.__file__).parent / platform / "profile.toml"
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    flat = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    default = data.get("default")
+    for table in ("profile", "profiles"):
+        entry = (data.get(table) or {}).get(default) if isinstance(default, str) else None
+        if isinstance(entry, dict):
+            flat.update(entry)
+    return flat
+
+
+def _local_definitions(source: str) -> dict[str, str]:
+    """``NAME = expr;`` assignments / initialisations in the text (first one wins): used to see
+    through host locals such as ``unsigned __xp_g0 = (n + 255) / 256;`` in launch expressions."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"\b([A-Za-z_]\w*)\s*=(?!=)\s*([^;{}]+);", source):
+        out.setdefault(m.group(1), m.group(2).strip())
+    return out
+
+
+def evaluate(program, text, scalars: dict | None, defs: dict | None = None):
+    """An int for a C expression over the entry's scalars, file constants and host locals;
+    the text itself when it cannot be evaluated."""
+    from .verify import evaluate_size
+
+    if text is None:
+        return None
+    if isinstance(text, int):
+        return text
+    expr = str(text)
+    defs = defs if defs is not None else _local_definitions(program.source)
+    for _ in range(4):  # substitute host locals a few levels deep
+        value = evaluate_size(program, expr, scalars or {})
+        if value is not None:
+            return value
+        names = [n for n in _IDENT.findall(expr) if n in defs and n not in (scalars or {})]
+        if not names:
+            break
+        for n in set(names):
+            expr = re.sub(rf"\b{re.escape(n)}\b", f"({defs[n]})", expr)
+    return str(text)
+
+
+def _product(dims) -> int | None:
+    out = 1
+    for d in dims or ():
+        if not isinstance(d, int):
+            return None
+        out *= d
+    return out
+
+
+def _gpu(program, scalars, launch, prof) -> dict:
+    defs = _local_definitions(program.source)
+    launches = []
+    for l in program.launches:
+        grid = [evaluate(program, g, scalars, defs) for g in (l.grid or ())]
+        block = [evaluate(program, b, scalars, defs) for b in (l.block or ())]
+        launches.append({"kernel": l.kernel, "from": l.caller, "grid": grid, "block": block})
+    if not program.launches and program.entry is not None and program.entry.kind == "kernel":
+        grid = list((launch or {}).get("grid") or prof.get("default_grid") or [1, 1, 1])
+        block = list((launch or {}).get("block") or prof.get("default_block") or [1, 1, 1])
+        launches.append({"kernel": program.entry.name, "from": "caller", "grid": grid, "block": block})
+    for l in launches:
+        l["threads_per_block"] = _product(l["block"])
+        l["blocks"] = _product(l["grid"])
+        l["threads"] = (l["blocks"] * l["threads_per_block"]
+                        if l["blocks"] is not None and l["threads_per_block"] is not None else None)
+    tpb = [l["threads_per_block"] for l in launches if l["threads_per_block"] is not None]
+    return {"kind": "gpu", "launches": launches,
+            "limits": {"max_threads_per_block": prof.get("max_threads_per_block"),
+                       "max_grid_dims": prof.get("max_grid_dims"), "warp_size": prof.get("warp_size")},
+            "units": "threads per block",
+            "units_used": max(tpb) if tpb else None,
+            "units_available": prof.get("max_threads_per_block"),
+            "max_threads": max((l["threads"] for l in launches if l["threads"] is not None), default=None)}
+
+
+def _ktype_clusters(ktype) -> int | None:
+    if ktype is None:
+        return None
+    if isinstance(ktype, int):
+        return _KTYPE_NUM.get(ktype)
+    text = str(ktype).strip()
+    if text.isdigit():
+        return _KTYPE_NUM.get(int(text))
+    return _KTYPE_CLUSTERS.get(text.split("::")[-1])
+
+
+def _bang(program, scalars, launch, prof) -> dict:
+    defs = _local_definitions(program.source)
+    clusters, cores = prof.get("clusters"), prof.get("cores_per_cluster")
+    launches = []
+    for l in program.launches:
+        dim = [evaluate(program, d, scalars, defs) for d in (l.dim or ())]
+        launches.append({"kernel": l.kernel, "from": l.caller, "dim": dim, "ktype": l.ktype})
+    if not program.launches and program.entry is not None and program.entry.kind == "kernel":
+        if launch and (launch.get("clusters") or launch.get("type")):
+            ncl = launch.get("clusters") or 1
+            ncore = launch.get("cores") or cores or 1
+            dim = [ncl * ncore, 1, 1]
+            ktype = launch.get("type") or f"union{ncl}"
+        else:
+            dim = list(prof.get("default_dim") or [1, 1, 1])
+            ktype = prof.get("default_ktype")
+        launches.append({"kernel": program.entry.name, "from": "caller", "dim": dim, "ktype": ktype})
+    for l in launches:
+        task_dim = _product(l["dim"])
+        ncl = _ktype_clusters(l["ktype"])
+        l["task_dim"] = task_dim
+        l["union_clusters"] = ncl           # 0 = BLOCK task (one core)
+        l["cores"] = (1 if ncl == 0 else task_dim) if task_dim is not None else None
+    used = [l["cores"] for l in launches if l["cores"] is not None]
+    return {"kind": "bang", "launches": launches,
+            "limits": {"clusters": clusters, "cores_per_cluster": cores},
+            "units": "cores",
+            "units_used": max(used) if used else None,
+            "units_available": clusters * cores if clusters and cores else None}
+
+
+_OMP_PARALLEL = re.compile(r"#\s*pragma\s+omp\s+parallel\b")
+_OMP_SIMD = re.compile(r"#\s*pragma\s+omp\s+(?:parallel\s+for\s+)?simd\b|#\s*pragma\s+omp\s+for\s+simd\b")
+_AVX512 = re.compile(r"\b_mm512_\w+\s*\(")
+
+
+def _vnni(program, prof) -> dict:
+    text = program.source
+    omp = len(_OMP_PARALLEL.findall(text))
+    simd = len(_OMP_SIMD.findall(text))
+    vec = len(_AVX512.findall(text))
+    cores = os.cpu_count() or 1
+    return {"kind": "cpu", "omp_parallel_loops": omp, "simd_loops": simd, "avx512_calls": vec,
+            "vector_bits": prof.get("vector_bits", 512),
+            "units": "cores", "units_used": cores if omp else 1, "units_available": cores,
+            "vectorised": bool(simd or vec)}
+
+
+def resources(program, scalars: dict | None = None, launch: dict | None = None) -> dict:
+    prof = profile(program.platform)
+    if program.platform in ("cuda", "hip"):
+        par = _gpu(program, scalars, launch, prof)
+    elif program.platform == "bang":
+        par = _bang(program, scalars, launch, prof)
+    else:
+        par = _vnni(program, prof)
+    buffers, totals = [], {}
+    for b in program.buffers:
+        if b.space not in _ON_CHIP:
+            continue
+        buffers.append({"name": b.name, "space": b.space, "dtype": b.dtype, "bytes": b.bytes,
+                        "function": b.function})
+        if b.bytes is not None:
+            totals[b.space] = totals.get(b.space, 0) + b.bytes
+    capacity = {s: prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")
+                for s in totals if prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")}
+    return {"platform": program.platform, "parallel": par, "buffers": buffers,
+            "on_chip_bytes": totals, "on_chip_capacity": capacity,
+            "special_instructions": sorted(set(program.intrinsics))}
+
+
+def one_line(res: dict) -> str:
+    """A short human summary (``--explain``, bench)."""
+    par = res.get("parallel", {})
+    used, avail = par.get("units_used"), par.get("units_available")
+    units = f"{used if used is not None else '?'}/{avail if avail is not None else '?'} {par.get('units', 'units')}"
+    if par.get("kind") == "gpu":
+        shapes = "; ".join(f"{l['kernel']}<<<{_dims(l['grid'])}, {_dims(l['block'])}>>>" for l in par["launches"])
+        units += f" ({shapes})" if shapes else ""
+    elif par.get("kind") == "bang":
+        shapes = "; ".join(f"{l['kernel']} taskDim={l['task_dim'] if l['task_dim'] is not None else '?'} "
+                           f"{l['ktype']}" for l in par["launches"])
+        units += f" ({shapes})" if shapes else ""
+    else:
+        units += f" ({par.get('omp_parallel_loops', 0)} omp parallel, {par.get('simd_loops', 0)} simd loops, " \
+                 f"{par.get('avx512_calls', 0)} avx512 calls)"
+    bufs = ", ".join(f"{s} {n} B" for s, n in sorted(res.get("on_chip_bytes", {}).items())) or "none"
+    special = ", ".join(res.get("special_instructions") or []) or "none"
+    return f"parallel units {units}; on-chip buffers: {bufs}; special instructions: {special}"
+
+
+def _dims(d) -> str:
+    return ",".join(str(x) for x in d) if d else "?"
