@@ -19,6 +19,9 @@ Guarantees
     votes become the 64-bit wavefront ``__ballot`` narrowed to the thread's 32-lane half
     (``(unsigned)(__ballot(p) >> (__lane_id() & 32))``); ``__syncwarp`` becomes
     ``__builtin_amdgcn_wave_barrier()``; ``hipLaunchKernelGGL`` becomes a ``<<<>>>`` launch.
+    HIP -> CUDA also spells the older built-ins (``hipThreadIdx_x`` ...) as ``threadIdx.x`` and
+    calls of the ROCm device library (``__ocml_erf_f32``) as the libm function (``erff``).
+    Runtime names used inside ``#define`` bodies are renamed like the code.
 Options
     to: target platform, ``cuda`` or ``hip``.
 Example (CUDA -> HIP)
@@ -106,10 +109,14 @@ def _coord(program, c) -> Coord:
 def api_map(program, *, to: str = "hip"):
     names, shuffles, includes = _names(to)
     ast = copy.deepcopy(program.ast)
+    if to == "cuda":
+        from .gpu_lift_support import normalize_hip_builtins
+
+        normalize_hip_builtins(ast)
     _Renamer(names, shuffles, to, program.platform).visit(ast)
     _replace_calls(ast, _votes_to_hip if to == "hip" else _launch_ggl_to_cuda)
     facts = copy.deepcopy(program.facts)
-    facts["preamble"] = [_map_include(line, includes) for line in facts.get("preamble", [])]
+    facts["preamble"] = [_map_define(_map_include(line, includes), names, to) for line in facts.get("preamble", [])]
     facts["includes"] = [includes.get(h, h) for h in facts.get("includes", [])]
     if to == "hip" and not any("hip_runtime" in l for l in facts["preamble"]):
         facts["preamble"].insert(0, "#include <hip/hip_runtime.h>")
@@ -135,6 +142,36 @@ def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
                                "(matrix instructions and warp votes need other passes)",
                                _coord(program, coord), construct=name, pass_name="api_map")]
     return []
+
+
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+_OCML = re.compile(r"^__ocml_(\w+)_f(32|64)$")
+
+
+def _map_define(line: str, names: dict, to: str) -> str:
+    """Runtime names inside a ``#define`` body are renamed like the code (macros are not expanded
+    by the front-end, so a ``CUDA_CHECK`` macro keeps naming ``cudaError_t``)."""
+    if not re.match(r"\s*#\s*define\b", line):
+        return line
+
+    def sub(m):
+        w = m.group(0)
+        if to == "cuda":
+            from .gpu_lift_support import HIP_BUILTINS
+
+            if w in HIP_BUILTINS:
+                return "(%s.%s)" % HIP_BUILTINS[w]
+            o = _OCML.match(w)
+            if o:
+                return _ocml_to_cuda(o)
+        return names.get(w, w)
+
+    return _WORD.sub(sub, line)
+
+
+def _ocml_to_cuda(m) -> str:
+    """``__ocml_erf_f32`` -> ``erff``; ``__ocml_erf_f64`` -> ``erf`` (CUDA's libm names)."""
+    return m.group(1) + ("f" if m.group(2) == "32" else "")
 
 
 def _map_include(line: str, includes: dict) -> str:
@@ -184,6 +221,8 @@ class _Renamer(c_ast.NodeVisitor):
             return
         if node.name in self.names:
             node.name = self.names[node.name]
+        elif self.to == "cuda" and _OCML.match(node.name):
+            node.name = _ocml_to_cuda(_OCML.match(node.name))
 
     def visit_IdentifierType(self, node):
         node.names = [self.names.get(n, n) for n in node.names]

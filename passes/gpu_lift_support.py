@@ -184,6 +184,9 @@ static inline int xp_free(void *p) {
 static inline int xp_nop(void) {
   return 0;
 }
+static inline const char *xp_error_string(int e) {
+  return e ? "error" : "no error";
+}
 """
 
 MATH = {
@@ -214,6 +217,24 @@ MATH = {
     "__ocml_exp_f32": "static inline float __ocml_exp_f32(float x) { return expf(x); }",
     "__ldg": None,   # rewritten to a plain load by the lift
 }
+
+# ROCm device library functions called directly (__ocml_<fn>_f32/_f64): the libm function
+# (same table as platforms/hip/runtime/xp_hip.h).
+OCML_UNARY = ("acos acosh asin asinh atan atanh cbrt ceil cos cosh erf erfc exp exp10 exp2 expm1 fabs "
+              "floor lgamma log log10 log1p log2 rint round sin sinh sqrt tan tanh tgamma trunc").split()
+OCML_BINARY = "atan2 copysign fdim fmax fmin fmod hypot pow".split()
+for _f in OCML_UNARY:
+    MATH.setdefault(f"__ocml_{_f}_f32", f"static inline float __ocml_{_f}_f32(float x) {{ return {_f}f(x); }}")
+    MATH.setdefault(f"__ocml_{_f}_f64", f"static inline double __ocml_{_f}_f64(double x) {{ return {_f}(x); }}")
+for _f in OCML_BINARY:
+    MATH.setdefault(f"__ocml_{_f}_f32",
+                    f"static inline float __ocml_{_f}_f32(float x, float y) {{ return {_f}f(x, y); }}")
+    MATH.setdefault(f"__ocml_{_f}_f64",
+                    f"static inline double __ocml_{_f}_f64(double x, double y) {{ return {_f}(x, y); }}")
+MATH["__ocml_rsqrt_f32"] = "static inline float __ocml_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }"
+MATH["__ocml_rsqrt_f64"] = "static inline double __ocml_rsqrt_f64(double x) { return 1.0 / sqrt(x); }"
+MATH["__ocml_fma_f32"] = "static inline float __ocml_fma_f32(float x, float y, float z) { return fmaf(x, y, z); }"
+MATH["__ocml_fma_f64"] = "static inline double __ocml_fma_f64(double x, double y, double z) { return fma(x, y, z); }"
 
 
 def _minmax() -> str:
@@ -366,3 +387,57 @@ INCLUDES = ["#include <math.h>", "#include <stdint.h>", "#include <stdlib.h>", "
 GPU_HEADERS = re.compile(r"#\s*include\s*[<\"](cuda[\w./]*|cuda_runtime[\w.]*|cuda_fp16\.h|cuda_bf16\.h|mma\.h|"
                          r"device_launch_parameters\.h|device_functions\.h|math_constants\.h|"
                          r"hip/[\w./]*|vector_types\.h|sm_\w+\.h|cooperative_groups\.h)[>\"]")
+
+
+# HIP's older built-in spellings (hipThreadIdx_x ...) -> the CUDA-style member access.
+HIP_BUILTINS = {f"hip{name}_{c}": (var, c) for name, var in (("ThreadIdx", "threadIdx"), ("BlockIdx", "blockIdx"),
+                                                               ("BlockDim", "blockDim"), ("GridDim", "gridDim"))
+                for c in "xyz"}
+
+
+def normalize_hip_builtins(node):
+    """Replace ``hipThreadIdx_x``-style identifiers (in place) by ``threadIdx.x`` member accesses."""
+    from pycparser import c_ast
+
+    def sub(v):
+        if isinstance(v, c_ast.ID) and v.name in HIP_BUILTINS:
+            var, c = HIP_BUILTINS[v.name]
+            return c_ast.StructRef(c_ast.ID(var, coord=v.coord), ".", c_ast.ID(c, coord=v.coord), coord=v.coord)
+        return None
+
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for attr in getattr(n, "__slots__", ()):
+            if attr in ("coord", "__weakref__"):
+                continue
+            v = getattr(n, attr, None)
+            if isinstance(v, c_ast.Node):
+                r = sub(v)
+                if r is not None:
+                    setattr(n, attr, r)
+                else:
+                    stack.append(v)
+            elif isinstance(v, list):
+                for i, item in enumerate(v):
+                    if isinstance(item, c_ast.Node):
+                        r = sub(item)
+                        if r is not None:
+                            v[i] = r
+                        else:
+                            stack.append(item)
+    return node
+
+
+_MACRO_NAMES = {"cudaError_t": "int", "hipError_t": "int", "cudaError": "int", "cudaSuccess": "0",
+                "hipSuccess": "0", "cudaGetErrorString": "xp_error_string", "hipGetErrorString": "xp_error_string",
+                "cudaGetLastError": "xp_nop", "hipGetLastError": "xp_nop", "cudaPeekAtLastError": "xp_nop",
+                "hipPeekAtLastError": "xp_nop", "cudaDeviceSynchronize": "xp_nop", "hipDeviceSynchronize": "xp_nop"}
+
+
+def lift_macro_line(line: str) -> str:
+    """A ``#define`` kept in the preamble, with the runtime names it uses given their host
+    meaning (error type int, success 0, error strings, no-op synchronisation)."""
+    if not re.match(r"\s*#\s*define\b", line):
+        return line
+    return re.sub(r"\b(" + "|".join(_MACRO_NAMES) + r")\b", lambda m: _MACRO_NAMES[m.group(1)], line)

@@ -69,9 +69,11 @@ HOST_API = {
     "GetLastError": ("xp_nop", ()), "PeekAtLastError": ("xp_nop", ()), "StreamSynchronize": ("xp_nop", ()),
     "FuncSetAttribute": ("xp_nop", ()), "SetDevice": ("xp_nop", ()), "DeviceReset": ("xp_nop", ()),
     "ThreadSynchronize": ("xp_nop", ()), "GetDeviceProperties": ("xp_get_device_properties", (0, 1)),
+    "StreamCreate": ("xp_nop", ()), "StreamDestroy": ("xp_nop", ()), "GetErrorString": ("xp_error_string", (0,)),
 }
 _API = re.compile(r"^(cuda|hip)([A-Z]\w*)$")
 _TYPES = {"cudaError_t": ["int"], "hipError_t": ["int"], "cudaError": ["int"],
+          "cudaStream_t": ["int"], "hipStream_t": ["int"],
           "cudaDeviceProp": ["xp_device_prop"], "hipDeviceProp_t": ["xp_device_prop"]}
 
 
@@ -116,6 +118,8 @@ def _lift(program, omp: bool):
         raise G.Refuse("XP-RECOVER-003", f"loop_recovery lifts cuda or hip programs, not {program.platform}")
     if program.entry is None:
         raise G.Refuse("XP-RECOVER-003", "the program has no entry")
+    if program.platform == "hip":
+        program = replace(program, ast=S.normalize_hip_builtins(copy.deepcopy(program.ast)))
     info = G.ProgramInfo(program)
     kernel_entry = program.entry.kind != "host"
     if kernel_entry and program.entry.name not in info.kernels:
@@ -181,7 +185,7 @@ def _lift(program, omp: bool):
         facts["extern_c"].append(program.entry.name)
     keep = [l for l in facts.get("preamble", []) if not S.GPU_HEADERS.search(l)
             and not re.match(r"\s*using\s+namespace\s+nvcuda", l)]
-    facts["preamble"] = S.INCLUDES + [l for l in keep if l.strip() not in S.INCLUDES]
+    facts["preamble"] = S.INCLUDES + [S.lift_macro_line(l) for l in keep if l.strip() not in S.INCLUDES]
     facts["includes"] = [h for h in facts.get("includes", []) if not S.GPU_HEADERS.search(f"#include <{h}>")]
     facts["ctor_decls"] = {}
     facts["namespaces"] = []

@@ -37,6 +37,8 @@ const_ / dynamic_cast                       the keyword
 ``using T = U;``                            ``Typedef``; ``facts['using_aliases']``
 ``__attribute__((a, b(x)))``                C23 ``AttributeSpecifier`` with namespace ``gnu``
 ``T &x`` (declarator references)            ``PtrDecl(quals=['__xp_ref'])``
+``template <...>`` function templates       one function per used instantiation, named
+                                            ``<name>_<args>`` (step 0, ``templates.py``)
 ==========================================  ===============================================
 """
 from __future__ import annotations
@@ -48,6 +50,7 @@ from pycparser.c_lexer import CLexer, Token
 
 from xpiler.errors import Coord, Diagnostic, SourceError
 
+from .templates import CODE as TEMPLATE_CODE, TemplateError, instantiate
 from .dialect import FUNCTION_SPECIFIER, MEMORY_SPACE, POINTER_QUALIFIER, Dialect
 
 LAUNCH = "__xp_launch"
@@ -235,6 +238,10 @@ class TokenRewriter:
 
     def run(self) -> list[Token]:
         self.check_balance()
+        try:
+            self.toks = instantiate(self.toks)
+        except TemplateError as exc:
+            self.error(TEMPLATE_CODE, exc.message, exc.tok, exc.construct)
         while self.i < len(self.toks):
             tok = self.toks[self.i]
             handler = self.dispatch(tok)

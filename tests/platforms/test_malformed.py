@@ -31,8 +31,11 @@ CASES = {
     "only_comments": ("bang", "   \n\n // only a comment\n", "XP1003", 1, 1),
     "only_directives": ("cuda", "#include <cuda.h>\n#define X 1\n", "XP1003", 1, 1),
     "inactive_code_only": ("vnni", "#if 0\nvoid f() {}\n#endif\n", "XP1003", 1, 1),
-    "template": ("cuda", "template <int N>\n__global__ void k(float* a) { a[0] = N; }\n",
-                 "XP1120", 1, 1),
+    "template": ("cuda", "template <int N>\nstruct Tile { float a[N]; };\n", "XP1122", 2, 1),
+    "template_specialisation": ("cuda", "template <>\n__device__ float f<float>(float x) { return x; }\n",
+                                "XP1122", 1, 1),
+    "template_not_deducible": ("cuda", "template <typename T>\n__device__ T one() { return T(1); }\n"
+                               "__global__ void k(float* a) { a[0] = one(); }\n", "XP1122", 3, 38),
     "class": ("hip", "\nclass Foo { int x; };\n", "XP1120", 2, 1),
     "inline_asm": ("cuda", '__device__ void f() { asm volatile("nop"); }\n', "XP1120", 1, 23),
     "launch_without_close": ("cuda", "__global__ void k(){}\nvoid h(){ k<<<1, 2>>; }\n",

@@ -209,4 +209,57 @@ inline unsigned __builtin_amdgcn_workitem_id_z() { return threadIdx.z; }
 inline unsigned __builtin_amdgcn_workgroup_id_x() { return blockIdx.x; }
 inline unsigned __builtin_amdgcn_workgroup_id_y() { return blockIdx.y; }
 inline unsigned __builtin_amdgcn_workgroup_id_z() { return blockIdx.z; }
+// ---------------------------------------------------------------- ROCm device library (OCML)
+// __ocml_<fn>_f32 / _f64 as called directly by hand-tuned ROCm kernels: the libm function.
+// (The same table is in passes/gpu_lift_support.py OCML_UNARY / OCML_BINARY.)
+#define XP_OCML1(fn, cf, cd) inline float __ocml_##fn##_f32(float x) { return cf(x); } \
+  inline double __ocml_##fn##_f64(double x) { return cd(x); }
+#define XP_OCML2(fn, cf, cd) inline float __ocml_##fn##_f32(float x, float y) { return cf(x, y); } \
+  inline double __ocml_##fn##_f64(double x, double y) { return cd(x, y); }
+XP_OCML1(acos, ::acosf, ::acos)
+XP_OCML1(acosh, ::acoshf, ::acosh)
+XP_OCML1(asin, ::asinf, ::asin)
+XP_OCML1(asinh, ::asinhf, ::asinh)
+XP_OCML1(atan, ::atanf, ::atan)
+XP_OCML1(atanh, ::atanhf, ::atanh)
+XP_OCML1(cbrt, ::cbrtf, ::cbrt)
+XP_OCML1(ceil, ::ceilf, ::ceil)
+XP_OCML1(cos, ::cosf, ::cos)
+XP_OCML1(cosh, ::coshf, ::cosh)
+XP_OCML1(erf, ::erff, ::erf)
+XP_OCML1(erfc, ::erfcf, ::erfc)
+XP_OCML1(exp, ::expf, ::exp)
+XP_OCML1(exp10, ::exp10f, ::exp10)
+XP_OCML1(exp2, ::exp2f, ::exp2)
+XP_OCML1(expm1, ::expm1f, ::expm1)
+XP_OCML1(fabs, ::fabsf, ::fabs)
+XP_OCML1(floor, ::floorf, ::floor)
+XP_OCML1(lgamma, ::lgammaf, ::lgamma)
+XP_OCML1(log, ::logf, ::log)
+XP_OCML1(log10, ::log10f, ::log10)
+XP_OCML1(log1p, ::log1pf, ::log1p)
+XP_OCML1(log2, ::log2f, ::log2)
+XP_OCML1(rint, ::rintf, ::rint)
+XP_OCML1(round, ::roundf, ::round)
+inline float __ocml_rsqrt_f32(float x) { return 1.0f / sqrtf(x); }
+inline double __ocml_rsqrt_f64(double x) { return 1.0 / sqrt(x); }
+XP_OCML1(sin, ::sinf, ::sin)
+XP_OCML1(sinh, ::sinhf, ::sinh)
+XP_OCML1(sqrt, ::sqrtf, ::sqrt)
+XP_OCML1(tan, ::tanf, ::tan)
+XP_OCML1(tanh, ::tanhf, ::tanh)
+XP_OCML1(tgamma, ::tgammaf, ::tgamma)
+XP_OCML1(trunc, ::truncf, ::trunc)
+XP_OCML2(atan2, ::atan2f, ::atan2)
+XP_OCML2(copysign, ::copysignf, ::copysign)
+XP_OCML2(fdim, ::fdimf, ::fdim)
+XP_OCML2(fmax, ::fmaxf, ::fmax)
+XP_OCML2(fmin, ::fminf, ::fmin)
+XP_OCML2(fmod, ::fmodf, ::fmod)
+XP_OCML2(hypot, ::hypotf, ::hypot)
+XP_OCML2(pow, ::powf, ::pow)
+inline float __ocml_fma_f32(float x, float y, float z) { return fmaf(x, y, z); }
+inline double __ocml_fma_f64(double x, double y, double z) { return fma(x, y, z); }
+#undef XP_OCML1
+#undef XP_OCML2
 typedef __half __xp_f16;   // prepare() maps `_Float16` / `__fp16` to this (binary16, RNE arithmetic)

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Write the case files (xpiler/ops schema) of the real-world kernels in this directory.
+
+Each entry: file, op, args, op attributes, the entry's parameters in entry order and, for a
+kernel-only file, the launch. Rerun after editing: ``python tests/realworld/make_cases.py``.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from xpiler import ops  # noqa: E402
+
+
+def T(name, shape, tensor=None, role="input", dtype="float32", **kw):
+    d = {"name": name, "dtype": dtype, "role": role, "shape": list(shape)}
+    if tensor:
+        d["tensor"] = tensor
+    d.update(kw)
+    return d
+
+
+def O(name, shape, tensor=None, dtype="float32", **kw):
+    return T(name, shape, tensor, "output", dtype, **kw)
+
+
+def S(name, value, dtype="int32"):
+    return {"name": name, "dtype": dtype, "role": "scalar", "value": value}
+
+
+def L(grid, block, shmem=0):
+    g = list(grid) + [1] * (3 - len(grid))
+    b = list(block) + [1] * (3 - len(block))
+    return {"grid": g, "block": b, "shmem": shmem}
+
+
+CASES = {
+    # ------------------------------------------------------------------ CUDA
+    "cuda/vecadd_gridstride.cu": dict(op="add", args=[7, 500], params=[
+        T("a", [7, 500], "x"), T("b", [7, 500], "y"), O("c", [7, 500], "out"), S("n", 3500)]),
+    "cuda/relu_float4.cu": dict(op="relu", args=[3, 401], launch=L([2], [128]), params=[
+        T("in", [3, 401], "x"), O("out", [3, 401], "out"), S("n", 1203)]),
+    "cuda/gelu_tanh.cu": dict(op="gelu", args=[1000], attrs={"approximate": "tanh"}, params=[
+        T("inp", [1000], "x"), O("out", [1000], "out"), S("N", 1000)]),
+    "cuda/sigmoid_half.cu": dict(op="sigmoid", args=[1000], launch=L([8], [128]), params=[
+        T("x", [1000], "x", dtype="float16"), O("y", [1000], "out", dtype="float16"), S("n", 1000, "int64")]),
+    "cuda/softmax_warp.cu": dict(op="softmax", args=[10, 100], params=[
+        T("inp", [10, 100], "x"), O("out", [10, 100], "out"), S("N", 10), S("C", 100)]),
+    "cuda/softmax_dynsmem.cu": dict(op="softmax", args=[6, 200], params=[
+        T("x", [6, 200], "x"), O("y", [6, 200], "out"), S("rows", 6), S("cols", 200)]),
+    "cuda/layernorm_warp.cu": dict(op="layernorm", args=[12, 96], params=[
+        T("inp", [12, 96], "x"), T("weight", [96], "gamma"), T("bias", [96], "beta"),
+        O("out", [12, 96], "out"), S("N", 12), S("C", 96)]),
+    "cuda/rmsnorm_template.cu": dict(op="rmsnorm", args=[6, 300], params=[
+        T("x", [6, 300], "x"), T("w", [300], "weight"), O("out", [6, 300], "out"),
+        S("rows", 6), S("hidden", 300)]),
+    "cuda/rowsum_atomic.cu": dict(op="sum", args=[5, 300], params=[
+        T("x", [5, 300], "x"), O("out", [5], "out"), S("rows", 5), S("cols", 300)]),
+    "cuda/rowmax_warp.cu": dict(op="max", args=[24, 300], launch=L([24], [128]), params=[
+        T("in", [24, 300], "x"), O("out", [24], "out"), S("ncols", 300)]),
+    "cuda/gemm_tiled.cu": dict(op="gemm", args=[40, 50, 36], params=[
+        T("A", [40, 50]), T("B", [50, 36]), O("C", [40, 36]), S("M", 40), S("K", 50), S("N", 36)]),
+    "cuda/gemv_warp.cu": dict(op="gemv", args=[40, 200], launch=L([5], [256]), params=[
+        T("A", [40, 200]), T("x", [200]), O("y", [40]), S("rows", 40), S("cols", 200)]),
+    "cuda/transpose_tiled.cu": dict(op="transpose", args=[40, 72], params=[
+        T("in", [40, 72], "x"), O("out", [72, 40], "out"), S("height", 40), S("width", 72)]),
+    "cuda/mean_int64.cu": dict(op="mean", args=[50, 70], launch=L([2], [32]), params=[
+        T("in", [50, 70], "x"), O("out", [50], "out"), S("outer", 50, "int64"), S("inner", 70, "int64")]),
+    "cuda/dense_template.cu": dict(op="dense", args=[9, 40, 70], params=[
+        T("X", [9, 40]), T("W", [70, 40]), T("bias", [70]), O("out", [9, 70]),
+        S("M", 9), S("K", 40), S("N", 70)]),
+    "cuda/conv1d_ldg.cu": dict(op="conv1d", args=[500, 504], launch=L([4], [128]), params=[
+        T("signal", [504], "x"), T("filter", [5], "w"), O("out", [500], "out"), S("out_len", 500)]),
+    "cuda/bmm_batched.cu": dict(op="bmm", args=[3, 20, 24, 30], params=[
+        T("A", [3, 20, 24]), T("B", [3, 24, 30]), O("C", [3, 20, 30]),
+        S("batch", 3), S("I", 20), S("J", 24), S("K", 30)]),
+    "cuda/sin_ilp.cu": dict(op="sin", args=[1000], launch=L([2], [128]), params=[
+        S("n", 1000), T("x", [1000], "x"), O("y", [1000], "out")]),
+    "cuda/sub_broadcast_row.cu": dict(op="sub", args=[20, 50], params=[
+        T("x", [20, 50], "x"), T("y", [20, 50], "y"), O("out", [20, 50], "out"), S("rows", 20), S("cols", 50)]),
+    "cuda/sign_branchless.cu": dict(op="sign", args=[777], launch=L([2], [128]), params=[
+        T("in", [777], "x"), O("out", [777], "out"), S("n", 777)]),
+    "cuda/maxpool_nhwc.cu": dict(op="maxpool", args=[2, 9, 9, 8, 3, 3, 2, 2], params=[
+        T("x", [2, 9, 9, 8], "x"), O("out", [2, 4, 4, 8], "out"), S("N", 2), S("H", 9), S("W", 9), S("C", 8),
+        S("KH", 3), S("KW", 3), S("SH", 2), S("SW", 2)]),
+    # ------------------------------------------------------------------ HIP
+    "hip/vecadd_ggl.hip": dict(op="add", args=[3000], params=[
+        T("a", [3000], "x"), T("b", [3000], "y"), O("c", [3000], "out"), S("n", 3000)]),
+    "hip/rowsum_wave64.hip": dict(op="sum", args=[10, 150], params=[
+        T("x", [10, 150], "x"), O("y", [10], "out"), S("rows", 10), S("cols", 150)]),
+    "hip/softmax_wave.hip": dict(op="softmax", args=[12, 150], launch=L([6], [128]), params=[
+        T("in", [12, 150], "x"), O("out", [12, 150], "out"), S("n_rows", 12), S("n_cols", 150)]),
+    "hip/relu_kernel_only.hip": dict(op="relu", args=[1000], launch=L([4], [256]), params=[
+        O("y", [1000], "out"), T("x", [1000], "x"), S("n", 1000)]),
+    "hip/layernorm_lds.hip": dict(op="layernorm", args=[8, 160], params=[
+        T("x", [8, 160], "x"), T("gamma", [160]), T("beta", [160]), O("y", [8, 160], "out"),
+        S("rows", 8), S("cols", 160)]),
+    "hip/gemm_lds.hip": dict(op="gemm", args=[20, 30, 28], params=[
+        T("A", [20, 30]), T("B", [30, 28]), O("C", [20, 28]), S("M", 20), S("K", 30), S("N", 28)]),
+    "hip/gelu_ocml.hip": dict(op="gelu", args=[2000], attrs={"approximate": "none"}, launch=L([4], [256]),
+                              params=[T("in", [2000], "x"), O("out", [2000], "out"), S("n", 2000)]),
+    "hip/rmsnorm_template.hip": dict(op="rmsnorm", args=[5, 260], params=[
+        T("x", [5, 260], "x"), T("w", [260], "weight"), O("y", [5, 260], "out"),
+        S("rows", 5), S("hidden", 260)]),
+}
+
+
+def build(rel: str, spec: dict) -> dict:
+    path = HERE / rel
+    case = {"op": spec["op"], "name": path.stem, "platform": path.parent.name, "file": path.name}
+    if "launch" in spec:
+        case["launch"] = spec["launch"]
+    case["args"] = spec["args"]
+    case.update(spec.get("attrs", {}))
+    case["params"] = spec["params"]
+    a = ops.REGISTRY[spec["op"]].resolve(case)
+    for k in ops.REGISTRY[spec["op"]].attrs:
+        if k not in case and a.get(k) is not None:
+            case[k] = a[k]
+    ops.validate_case(case)
+    return case
+
+
+def main() -> None:
+    for rel, spec in CASES.items():
+        case = build(rel, spec)
+        (HERE / rel).with_suffix(".json").write_text(ops.dump_case(case))
+
+
+if __name__ == "__main__":
+    main()
