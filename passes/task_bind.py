@@ -63,6 +63,7 @@ NAME = "task_bind"
 STACK_RESERVE = 128 * 1024         # Cambricon kernels leave this much NRAM to the compiler
 SCRATCH_RESERVE = 64 * 1024        # left for tensorize_bang's scratch buffers
 POOL_NAME = "__xp_pool"
+SCRATCH_PREFIX = "__xp_d_"
 _CODE = {"XP-BIND-001": "XP-TASK-BIND-001", "XP-BIND-002": "XP-TASK-BIND-002",
          "XP-BIND-003": "XP-TASK-BIND-004", "XP-BIND-004": "XP-TASK-BIND-004"}
 _ELEM_SIZE = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4,
@@ -124,14 +125,32 @@ class _Lowering:
         self.kernels: list[str] = []
         self.stats = {"kernels": 0, "staged": [], "direct": [], "tasks": clusters * cores}
         self.gen = _generator(program)
+        # host arrays device code uses (device temporaries): GDRAM buffers of the same size
+        self.scratch = dict(getattr(the_plan, "scratch", None) or {})
+        for name, decl in self.scratch.items():
+            if "static" in (decl.storage or []):
+                raise TaskBindError("XP-TASK-BIND-004", f"static host array '{name}' is used "
+                                    "in device code", decl)
         self.host_text = self._lower(the_plan.regions)
+        if self.scratch:
+            self.host_text += "\ncnrtQueueSync(queue);\n" + "\n".join(
+                f"cnrtFree({SCRATCH_PREFIX}{n});" for n in self.scratch)
+
+    def _scratch_alloc(self, name: str) -> str:
+        d = SCRATCH_PREFIX + name
+        return (f"char *{d} = 0;\ncnrtMalloc((void **)&{d}, sizeof({name}));\n"
+                f"cnrtMemcpy({d}, (void *) {name}, sizeof({name}), "
+                f"CNRT_MEM_TRANS_DIR_HOST2DEV);")
 
     # -- regions -----------------------------------------------------------------------
     def _lower(self, regions) -> str:
         out = []
         for r in regions:
             if r.kind == "host":
-                out += [_stmt_text(self.gen, loop_bind._clean(s)) for s in r.stmts]
+                for s in r.stmts:
+                    out.append(_stmt_text(self.gen, loop_bind._clean(s)))
+                    if isinstance(s, c_ast.Decl) and s.name in self.scratch:
+                        out.append(self._scratch_alloc(s.name))
             elif r.kind == "hostloop":
                 loop = loop_bind._clean(r.stmts[0])
                 hole = c_ast.FuncCall(c_ast.ID("__xp_hole"), None)
@@ -141,8 +160,9 @@ class _Lowering:
             else:
                 text = self._kernel(r) if r.kind == "kernel" else self._single(r)
                 self.kernels.append(text)
-                args = ", ".join(f"d_{n}" if _is_pointer(n, self.params) else n
-                                 for n, _ in r.params)
+                args = ", ".join(f"d_{n}" if _is_pointer(n, self.params) else
+                                 f"({t}) {SCRATCH_PREFIX}{n}" if n in self.scratch else n
+                                 for n, t in r.params)
                 out.append(f"{r.name}<<<dim, ktype, queue>>>({args});")
                 self.stats["kernels"] += 1
         return "\n".join(out)

@@ -81,13 +81,14 @@ PLANS: dict[tuple[str, str], str] = {
     ("bang", "cuda"): "detensorize,task_recovery{form=flat},devcopy,inline,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}",
     ("bang", "hip"): "detensorize,task_recovery{form=flat},devcopy,inline,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}",
     ("vnni", "bang"): "detensorize_vnni{rules=false},inline,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("cuda", "bang"): "loop_recovery,devcopy,inline,scalarize_structs,const_prop,unit_loops,flatten_blocks,dce,indvar,sroa,memops,simplify,task_bind,tensorize_bang",
-    ("hip", "bang"): "loop_recovery,devcopy,inline,scalarize_structs,const_prop,unit_loops,flatten_blocks,dce,indvar,sroa,memops,simplify,task_bind,tensorize_bang",
+    ("cuda", "bang"): "loop_recovery,devcopy,devtemp,inline,scalarize_structs,const_prop,unit_loops,flatten_blocks,dce,indvar,sroa,memops,simplify,task_bind,tensorize_bang",
+    ("hip", "bang"): "loop_recovery,devcopy,devtemp,inline,scalarize_structs,const_prop,unit_loops,flatten_blocks,dce,indvar,sroa,memops,simplify,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
                 "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy",
-                "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops")
+                "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops",
+                "passes.devtemp")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
