@@ -235,7 +235,7 @@ def _analyse(program, ast):
             continue
         if b.copy_in and not b.copy_out:
             for _, kname, k in b.kernel_uses:
-                if _kernel_writes(defs.get(kname), kernels[kname], k):
+                if _kernel_writes(defs.get(kname), kernels[kname], k, defs):
                     bad(f"copied in from {h} but written by kernel {kname} and not copied back "
                         f"(in-place semantics would change {h})")
                     break
@@ -248,14 +248,19 @@ def _analyse(program, ast):
     return plan, problems
 
 
-def _kernel_writes(fdef, kfun, pos) -> bool:
+def _kernel_writes(fdef, kfun, pos, defs=None) -> bool:
     """Conservative: may kernel ``fdef`` write through its parameter number ``pos``?"""
     if fdef is None or pos >= len(kfun.params):
         return True
     p = kfun.params[pos]
     if p.role in ("output", "inout"):
         return True
-    name = p.name
+    return _param_written(fdef, p.name, defs or {}, 0)
+
+
+def _param_written(fdef, name, defs, depth) -> bool:
+    """May ``fdef`` write through its pointer parameter ``name``? A whole-argument pass to a
+    helper defined in the file is followed into the helper (a few levels deep)."""
     if name in canon.written_names(fdef.body):
         return True
     # locals whose elements are pointers to const: storing p + off there keeps p read-only
@@ -280,6 +285,15 @@ def _kernel_writes(fdef, kfun, pos) -> bool:
         elif (isinstance(n, c_ast.Assignment) and n.op == "="
               and canon.lvalue_root(n.lvalue) in const_views):
             ok |= {id(m) for m in canon.walk(n.rvalue)}  # xr[tid] = p + off (const T *xr[])
+        elif (isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in defs
+              and depth < 4 and n.args is not None):
+            callee = defs[n.name.name]
+            cparams = [q for q in (callee.decl.type.args.params if callee.decl.type.args else [])
+                       if isinstance(q, c_ast.Decl)]
+            for j, a in enumerate(n.args.exprs):     # helper(..., p, ...) that only reads it
+                if _id(a) == name and j < len(cparams) and cparams[j].name \
+                        and not _param_written(callee, cparams[j].name, defs, depth + 1):
+                    ok.add(id(a))
     for n in canon.walk(fdef.body):
         if isinstance(n, c_ast.ID) and n.name == name and id(n) not in ok:
             return True

@@ -273,7 +273,7 @@ class Lift:
                 diag("XP-TASK-007", f"'{clash[0]}' in '{ext.decl.name}' shadows an on-chip buffer or a task built-in",
                      ext, clash[0])
             self._check_barriers(ext, diag)
-        if self.form == "flat" and not out:
+        if self.form != "launch" and not out:
             for code, msg, node, construct in self._flat_problems():
                 diag(code, msg, node, construct)
         return out
@@ -554,6 +554,19 @@ class Lift:
             kept.append(ext)
         self.ast.ext = kept
         self.ctx_funcs = self._ctx_functions()
+        # runners: one function per kernel and distinct launch configuration, running the task
+        # loop; the kernel-only entry's runner is the entry itself (its default launch)
+        self.runners: dict = {}
+        entry = self.program.entry
+        if entry is not None and entry.kind == "kernel" and entry.name in self.kernels:
+            dim, ktype = self._default_launch()
+            self._runner(entry.name, [c_ast.Constant("int", str(d)) for d in dim], ktype)
+        for ext in self.ast.ext:
+            if isinstance(ext, c_ast.FuncDef) and not _is_kernel(ext):
+                for n in bl.walk(ext.body):
+                    lp = _launch_of(n)
+                    if lp is not None:
+                        self._runner(lp[0].name, *self._const_launch(ext, lp))
         out: list = []
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.FuncDef):
@@ -568,21 +581,15 @@ class Lift:
                 out.append(ext)
             else:
                 out.append(ext)
-        entry = self.program.entry
         extern_c = list(self.program.facts.get("extern_c", []))
         if entry is not None and entry.kind == "kernel" and entry.name in self.kernels:
-            fd = self.kernels[entry.name]
-            dim, ktype = self._default_launch()
-            decl = copy.deepcopy(fd.decl)
-            decl.funcspec, decl.storage = [], []
-            dims = [c_ast.Constant("int", str(d)) for d in dim]
-            loop = self._task_loop(entry.name, dims, ktype, [c_ast.ID(p.name) for p in _params(fd)])
-            out.append(c_ast.FuncDef(decl, None, c_ast.Compound([loop])))
             extern_c.append(entry.name)
         head = [c_ast.Pragma('GCC optimize ("fp-contract=off")')]
         if any(isinstance(n, c_ast.IdentifierType) and "half" in n.names for n in bl.walk(c_ast.FileAST(out))):
             head.append(c_ast.Typedef("half", [], ["typedef"], c_ast.TypeDecl("half", [], None,
                                                                             c_ast.IdentifierType(["_Float16"]))))
+        if any(isinstance(n, c_ast.IdentifierType) and "xp_dim3_t" in n.names for n in bl.walk(c_ast.FileAST(out))):
+            head += bl.parse_decls("typedef struct { unsigned int x, y, z; } xp_dim3_t;")
         self.ast.ext = head + out
         _drop_empty(self.ast)
         facts = copy.deepcopy(self.program.facts)
@@ -612,7 +619,31 @@ class Lift:
         fd.decl.type.args.params = [p for p in fd.decl.type.args.params if not _is_void(p)] + \
             [_int_param(x) for x in BUILTINS]
         self._device_rewrite(fd.body)
-        return [fd]
+        out = [fd]
+        entry = self.program.entry
+        for _key, dims, ktype, rname in self.runners.get(name, []):
+            decl = copy.deepcopy(self.kernels[name].decl)
+            _rename_function(decl, rname)
+            decl.funcspec = []
+            decl.storage = [] if entry is not None and entry.kind == "kernel" and rname == entry.name else ["static"]
+            loop = self._task_loop(name, dims, ktype, [c_ast.ID(p.name) for p in _params(self.kernels[name])])
+            out.append(c_ast.FuncDef(decl, None, c_ast.Compound([loop])))
+        return out
+
+    def _runner(self, kernel: str, dims: list, ktype: int) -> str:
+        """Name of the function running ``kernel``'s tasks for this launch configuration (the
+        kernel's own name for its first configuration, ``k__cfgN`` for the others)."""
+        from pycparser import c_generator
+
+        gen = c_generator.CGenerator()
+        key = (tuple(gen.visit(d) for d in dims), ktype)
+        known = self.runners.setdefault(kernel, [])
+        for k, _, _, name in known:
+            if k == key:
+                return name
+        name = kernel if not known else f"{kernel}__cfg{len(known)}"
+        known.append((key, [copy.deepcopy(d) for d in dims], ktype, name))
+        return name
 
     def _task_loop(self, name: str, dims: list, ktype: int, args: list) -> c_ast.For:
         """``for (int taskId = 0; taskId < X*Y*Z; ++taskId) name__task(args, built-ins)``: the
@@ -954,10 +985,11 @@ class Lift:
                 for cname, child in node.children():
                     lp = launch_parts(child)
                     if lp is not None and self.form == "flat":
-                        dims, ktype = self._const_launch(fd, lp)
+                        rname = self._runner(lp[0].name, *self._const_launch(fd, lp))
                         args = list(child.args.exprs) if child.args else []
-                        new = self._task_loop(lp[0].name, dims, ktype, args)
+                        new = c_ast.FuncCall(c_ast.ID(rname), c_ast.ExprList(args))
                         _replace_child(node, cname, new)
+                        v.visit(new)
                         continue
                     if lp is not None:
                         kernel, cfg = lp

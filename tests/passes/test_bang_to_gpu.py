@@ -1,0 +1,146 @@
+"""BANG -> CUDA / HIP: task_recovery{form=flat} and the bang->cuda/hip plans.
+
+The flat form turns a BANG launch into one sequential loop over the tasks with task-private
+on-chip buffers; loop_bind then binds that loop to GPU threads. Unit tests check the flat form
+on small sources (run on the virtual device against the BANG emulator) and its refusals; the
+translation tests run the whole plan on corpus kernels (add, softmax, gemm) and require a
+verified CUDA / HIP program.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from passes.base import PassRefused, run_pass
+import passes.detensorize  # noqa: F401
+import passes.task_recovery  # noqa: F401
+import platforms
+from xpiler.program import parse_source
+from xpiler.run import run_kernel
+from xpiler.translate import translate
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "xpiler" / "corpus" / "bang"
+
+
+def flat(src: str, tmp_path, name: str):
+    prog = parse_source(src, "bang", str(tmp_path / f"{name}.mlu"))
+    out = run_pass("task_recovery", run_pass("detensorize", prog), form="flat")
+    assert out.platform == "vnni"
+    return prog, platforms.module("vnni", "backend").emit(out)
+
+
+def check_flat(src: str, tmp_path, name: str, args: list) -> str:
+    prog, text = flat(src, tmp_path, name)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(tmp_path / f"{name}.mlu", args=want, source=src, program=prog)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    path = tmp_path / f"{name}.cpp"
+    path.write_text(text)
+    run_kernel(path, args=got, source=text, program=parse_source(text, "vnni", str(path)))
+    for w, g in zip(want, got):
+        if isinstance(w, np.ndarray):
+            np.testing.assert_array_equal(g, w)
+    return text
+
+
+BUILTINS = """#include <bang.h>
+#define PER 64
+__nram__ float xa[PER];
+__mlu_global__ void ids(float *x, float *out) {
+  int base = taskId * PER;
+  __memcpy(xa, x + base, PER * sizeof(float), GDRAM2NRAM);
+  __bang_add_scalar(xa, xa, (float)(coreId + 10 * clusterId + 100 * taskDim + 1000 * coreDim
+                                    + 10000 * clusterDim + 100000 * taskIdX), PER);
+  __memcpy(out + base, xa, PER * sizeof(float), NRAM2GDRAM);
+}
+"""
+
+
+def test_flat_form_is_one_task_loop_with_task_private_buffers(tmp_path):
+    x = np.arange(16 * 64, dtype=np.float32)
+    out = np.zeros(16 * 64, dtype=np.float32)
+    text = check_flat(BUILTINS, tmp_path, "ids", [x, out])
+    assert "for (int taskId = 0; taskId < 16; ++taskId)" in text
+    assert "__launch" not in text and "xp_core_slot" not in text and "omp parallel" not in text
+    task = text[text.index("ids__task("):]
+    assert "float xa[PER];" in task            # the NRAM buffer is a local of the task
+    assert "static float" not in text
+
+
+HOST = """#include <bang.h>
+#include <cnrt.h>
+#define N 512
+#define PER 64
+__nram__ float buf[PER];
+__mlu_global__ void twice(float *x, float *y) {
+  if (taskId * PER >= N) return;
+  __memcpy(buf, x + taskId * PER, PER * sizeof(float), GDRAM2NRAM);
+  __bang_add(buf, buf, buf, PER);
+  __memcpy(y + taskId * PER, buf, PER * sizeof(float), NRAM2GDRAM);
+}
+extern "C" void run(float *x, float *y) {
+  cnrtQueue_t q;
+  cnrtQueueCreate(&q);
+  float *d_x;
+  float *d_y;
+  cnrtMalloc((void **)&d_x, N * sizeof(float));
+  cnrtMalloc((void **)&d_y, N * sizeof(float));
+  cnrtMemcpy(d_x, x, N * sizeof(float), CNRT_MEM_TRANS_DIR_HOST2DEV);
+  cnrtDim3_t dim = {4, 2, 1};
+  cnrtFunctionType_t ktype = CNRT_FUNC_TYPE_UNION2;
+  twice<<<dim, ktype, q>>>(d_x, d_y);
+  cnrtQueueSync(q);
+  cnrtMemcpy(y, d_y, N * sizeof(float), CNRT_MEM_TRANS_DIR_DEV2HOST);
+  cnrtFree(d_x);
+  cnrtFree(d_y);
+  cnrtQueueDestroy(q);
+}
+"""
+
+
+def test_flat_form_of_a_host_launch(tmp_path):
+    x = np.linspace(-1, 1, 512).astype(np.float32)
+    y = np.zeros(512, dtype=np.float32)
+    text = check_flat(HOST, tmp_path, "host", [x, y])
+    assert "for (int taskId = 0; taskId < 8; ++taskId)" in text
+    assert "taskId % 4" in text and "taskId / 4 % 2" in text      # UNION2: coreId, clusterId
+
+
+def test_flat_form_refuses_barriers_and_shared_sram():
+    src = (CORPUS / "gemm_64_256_128.mlu").read_text()
+    prog = run_pass("detensorize", parse_source(src, "bang", "gemm.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="flat")
+    assert exc.value.diagnostics[0].code == "XP-TASK-011"
+    run_pass("task_recovery", prog)              # the launch form still lifts it
+
+
+def test_flat_form_refuses_a_launch_computed_at_run_time():
+    src = HOST.replace("cnrtDim3_t dim = {4, 2, 1};", "cnrtDim3_t dim = {4, 2, 1};\n  dim.x = (int) x[0];")
+    prog = run_pass("detensorize", parse_source(src, "bang", "host.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="flat")
+    assert exc.value.diagnostics[0].code == "XP-TASK-012"
+
+
+def test_unknown_form_is_refused():
+    prog = run_pass("detensorize", parse_source(BUILTINS, "bang", "ids.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="tiles")
+    assert exc.value.diagnostics[0].code == "XP-TASK-013"
+
+
+@pytest.mark.parametrize("to", ["cuda", "hip"])
+@pytest.mark.parametrize("name", ["add_18_128", "softmax_512_64", "gemm_32_128_128"])
+def test_corpus_bang_to_gpu_is_verified(name, to, tmp_path):
+    out = tmp_path / f"{name}.{'cu' if to == 'cuda' else 'hip'}"
+    rep = translate(str(CORPUS / f"{name}.mlu"), to, str(out))
+    assert rep.status == "verified", rep.message
+    text = out.read_text()
+    assert "__global__" in text and "<<<" in text
+    assert "__bang_" not in text and "__nram__" not in text
+    bound = [s for s in rep.steps if s.name == "loop_bind"]
+    assert bound and bound[0].status == "verified"
