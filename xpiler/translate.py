@@ -185,6 +185,9 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         reference = _copy(args)
         run_kernel(src_path, args=reference, program=program, timeout=timeout,
                    launch=launch if program.entry.kind == "kernel" else None)
+    if launch is not None and program.entry is not None and program.entry.kind == "kernel":
+        # kernel-only source: a pass that replaces the launch model (loop_recovery) uses this launch
+        program.facts["launch"] = dict(launch)
 
     def run_pipeline(steps):
         current, current_text = program, None
