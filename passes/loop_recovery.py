@@ -188,6 +188,7 @@ def _lift(program, omp: bool):
     facts["preamble"] = S.INCLUDES + [S.lift_macro_line(l) for l in keep if l.strip() not in S.INCLUDES]
     facts["includes"] = [h for h in facts.get("includes", []) if not S.GPU_HEADERS.search(f"#include <{h}>")]
     facts["ctor_decls"] = {}
+    facts.pop("launch", None)       # the lifted entry has the launch built in
     facts["namespaces"] = []
     return replace(program, platform="vnni", ast=ast, facts=facts, source="",
                    intrinsics=[], launches=[], buffers=[], allocations=[])
@@ -195,14 +196,15 @@ def _lift(program, omp: bool):
 
 def _kernel_entry(fd, program):
     """A kernel that is the entry (no host code): the lifted body under ``<name>_xp_body`` and an
-    ``extern "C"`` entry with the kernel's parameters calling it with the launch the virtual
+    ``extern "C"`` entry with the kernel's parameters calling it with the launch the source runs
+    with: ``facts["launch"]`` (a case file's launch, set by the driver) else the one the virtual
     device gives a kernel entry without an explicit launch (``xpiler.run``'s own resolution of
     the device profile, so both sides run the same configuration)."""
     import platforms
     from xpiler.run import _launch_struct
 
     profile = platforms.module(program.platform, "emulate").load_profile()
-    cfg = _launch_struct(program.platform, None, profile)
+    cfg = _launch_struct(program.platform, program.facts.get("launch"), profile)
     name = fd.decl.name
     body_name = f"{name}_xp_body"
     fd.decl.name = body_name
