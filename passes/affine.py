@@ -20,6 +20,14 @@ Summary
       scalars (an ``int`` when the shapes are constants), by exact elimination of the loop
       variables innermost-first (affine subscripts, affine or constant loop bounds), refined by
       guards ``e < b`` on the same subscript; ``None`` when not computable.
+    - Reinterpreting accesses (``((uint8_t *) (int16_t *) p)[j]``, the byte views a VNNI lift
+      leaves) are byte ranges: a pointer cast to another element type switches its offset to
+      bytes; the access records ``byte_index`` and ``width`` (its ``index`` is None for other
+      clients). ``parallel`` compares a buffer with such accesses as byte ranges (overlap, not
+      equality); ``extents`` takes the last element a range touches.
+    - ``memcpy``/``memmove``/``memset`` whose pointer operands trace to buffers are not
+      unknown calls: their operands are escapes (read and written at unknown elements), so a
+      loop containing one is parallel only when those buffers are private to its iterations.
 Requires
     1. Pointer parameters do not alias each other (``restrict`` semantics, as in every corpus
        kernel); integer scalars used in subscripts and bounds are non-negative (sizes).
@@ -110,6 +118,8 @@ class Access:
     guards: tuple                  # conditions known to hold
     node: c_ast.Node
     owners: dict = field(default_factory=dict)   # local uid -> owners (for opaque locals)
+    byte_index: IR = None          # reinterpreting access (``((uint8_t *) p)[j]``): first byte
+    width: int = 0                 # ... and the number of bytes it covers (index is then None)
 
 
 @dataclass
@@ -302,20 +312,54 @@ class _Walker(c_ast.NodeVisitor):
                 if base is None:
                     return None
                 same = _type_names(e.to_type) == self._elem_type(base[0])
-                return base if same else (base[0], None)
+                if same or base[1] is None or _is_bytes(base[1]):
+                    return base
+                size = self.root_elem_bytes(base[0])          # reinterpretation: bytes
+                return (base[0], None if size is None else ("bytes", ("*", base[1], ("c", size))))
             case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-"):
                 base = self.pointer_base(l)
                 if base is None and op == "+":
-                    base, r = self.pointer_base(r), l
+                    base, r, l = self.pointer_base(r), l, r
                 if base is None:
                     return None
                 off = self.ir(r)
                 if off is None or base[1] is None:
                     return (base[0], None)
+                if _is_bytes(base[1]):
+                    size = self.pointee_bytes(l)
+                    if size is None:
+                        return (base[0], None)
+                    return (base[0], ("bytes", (op, base[1][1], ("*", off, ("c", size)))))
                 return (base[0], (op, base[1], off))
             case c_ast.UnaryOp(op="&", expr=c_ast.ArrayRef() as ref):
                 acc = self.ref_target(ref)
+                if acc is not None and acc[1] is not None and _is_bytes(acc[1]):
+                    return (acc[0], ("bytes", acc[1][1]))
                 return None if acc is None else (acc[0], acc[1])
+        return None
+
+    def root_elem_bytes(self, root: str) -> int | None:
+        """Size in bytes of the element of buffer ``root`` (pointer parameter / local array)."""
+        return _bytes_of_words(self._elem_type(root))
+
+    def pointee_bytes(self, e) -> int | None:
+        """Size in bytes of what the pointer expression ``e`` points to (its C type), if known."""
+        match e:
+            case c_ast.Cast(to_type=tt) if isinstance(tt.type, c_ast.PtrDecl):
+                return _bytes_of_words(_type_names(tt.type.type))
+            case c_ast.ID(name=name):
+                var = self.lookup(name)
+                if var is None:
+                    return None
+                if var.kind == "ptr":
+                    return _bytes_of_words(_type_names_text(self.params[name].type))
+                if var.decl is not None and isinstance(var.decl.type, (c_ast.PtrDecl,
+                                                                         c_ast.ArrayDecl)):
+                    return _bytes_of_words(_type_names(var.decl.type.type))
+                return None
+            case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-"):
+                return self.pointee_bytes(l) if self.pointer_base(l) is not None else \
+                    self.pointee_bytes(r)
         return None
 
     def _elem_type(self, root: str) -> list[str]:
@@ -351,6 +395,12 @@ class _Walker(c_ast.NodeVisitor):
         if len(subs) != 1:
             return (base[0], None, base[0] in self.params)
         si = self.ir(subs[0])
+        if base[1] is not None and _is_bytes(base[1]):
+            size = self.pointee_bytes(node)
+            if si is None or size is None:
+                return (base[0], None, base[0] in self.params)
+            return (base[0], ("bytes", ("+", base[1][1], ("*", si, ("c", size))), size),
+                    base[0] in self.params)
         idx = None if si is None or base[1] is None else \
             si if base[1] == ("c", 0) else ("+", base[1], si)
         return (base[0], idx, base[0] in self.params)
@@ -358,8 +408,11 @@ class _Walker(c_ast.NodeVisitor):
     # -- recording ---------------------------------------------------------------------
     def record(self, target, read: bool, write: bool, node) -> None:
         buffer, idx, is_param = target
+        byte_index, width = None, 0
+        if idx is not None and _is_bytes(idx):
+            byte_index, width, idx = idx[1], idx[2], None
         acc = Access(buffer, is_param, idx, read, write, tuple(self.loops), tuple(self.guards),
-                     node)
+                     node, byte_index=byte_index, width=width)
         self.accesses.append(acc)
         for lp in self.loops:
             lp.accesses.append(acc)
@@ -393,12 +446,19 @@ class _Walker(c_ast.NodeVisitor):
                     self.problems.append(("XP-BIND-003", "store through an untraceable pointer",
                                           node))
                 else:
-                    self.record((base[0], base[1], base[0] in self.params), read, True, node)
+                    self.record((base[0], self._deref_index(base, x), base[0] in self.params),
+                                read, True, node)
                 self.visit_pointer_expr(x)
             case _:
                 self.problems.append(("XP-BIND-003", f"unsupported assignment target "
                                       f"({type(lv).__name__})", node))
                 self.visit(lv)
+
+    def _deref_index(self, base, x) -> IR:
+        if base[1] is not None and _is_bytes(base[1]):
+            size = self.pointee_bytes(x)
+            return None if size is None else ("bytes", base[1][1], size)
+        return base[1]
 
     def _visit_ref_inner(self, name) -> None:
         while isinstance(name, c_ast.ArrayRef):
@@ -452,7 +512,8 @@ class _Walker(c_ast.NodeVisitor):
             if base is None:
                 self.problems.append(("XP-BIND-003", "load through an untraceable pointer", n))
             else:
-                self.record((base[0], base[1], base[0] in self.params), True, False, n)
+                self.record((base[0], self._deref_index(base, n.expr), base[0] in self.params),
+                            True, False, n)
             self.visit_pointer_expr(n.expr)
         elif n.op == "&":
             if isinstance(n.expr, c_ast.ID):
@@ -494,6 +555,10 @@ class _Walker(c_ast.NodeVisitor):
         args = n.args.exprs if n.args is not None else []
         helper = self.helpers.get(name) if name else None
         pure = name in PURE_FUNCTIONS or (helper is not None and _pure_helper(helper))
+        if name in MEM_FUNCTIONS and self._mem_operands_traced(name, args):
+            # its effects are the accesses its pointer operands record when visited (each an
+            # escape: read and written at an unknown element of a known buffer)
+            pure = True
         if not pure:
             for lp in self.loops:
                 lp.unknown_calls.append((name or "?", n))
@@ -503,6 +568,21 @@ class _Walker(c_ast.NodeVisitor):
             self.visit(a)
 
     top_calls: list = []
+
+    def _mem_operands_traced(self, name: str, args) -> bool:
+        """memcpy/memmove(d, s, n) / memset(d, c, n) whose pointer operands trace to buffers
+        of the entry, so that visiting them records (conservative) accesses."""
+        if len(args) != 3:
+            return False
+        ptrs = [args[0]] if name == "memset" else [args[0], args[1]]
+        for a in ptrs:
+            while isinstance(a, c_ast.Cast):
+                a = a.expr
+            if isinstance(a, c_ast.UnaryOp) and a.op == "&" and isinstance(a.expr, c_ast.ID):
+                continue                  # &scalar: visiting marks the scalar written
+            if self.pointer_base(a) is None:
+                return False
+        return True
 
     def visit_If(self, n):
         self.visit(n.cond)
@@ -671,6 +751,35 @@ class _Walker(c_ast.NodeVisitor):
             return
         lp.step = step
         lp.canonical = True
+
+
+MEM_FUNCTIONS = frozenset({"memcpy", "memmove", "memset"})
+_WORD_BYTES = {"char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1, "_Bool": 1, "short": 2,
+               "int16_t": 2, "uint16_t": 2, "int": 4, "unsigned": 4, "int32_t": 4,
+               "uint32_t": 4, "float": 4, "long": 8, "int64_t": 8, "uint64_t": 8, "double": 8,
+               "size_t": 8}
+
+
+def _bytes_of_words(words) -> int | None:
+    """Size of a scalar type given by its words (``unsigned short`` -> 2), None if unknown."""
+    w = [x for x in words if x not in ("const", "volatile", "signed", "struct")]
+    if not w:
+        return None
+    if "long" in w:
+        return 8 if w.count("long") >= 1 and "double" not in w else None
+    if "short" in w:
+        return 2
+    if "char" in w:
+        return 1
+    if w == ["unsigned"] or w == ["unsigned", "int"]:
+        return 4
+    if len(w) == 2 and w[0] == "unsigned":
+        w = w[1:]
+    return _WORD_BYTES.get(w[0]) if len(w) == 1 else None
+
+
+def _is_bytes(ir) -> bool:
+    return isinstance(ir, tuple) and ir[:1] == ("bytes",)
 
 
 def _type_names_text(t: str) -> list[str]:
@@ -917,6 +1026,9 @@ def parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000) -> Verdict:
         if not writes:
             continue
         name = local.name if local is not None else buffer
+        if any(a.width for a in accs):
+            accs = _in_bytes(info, buffer, accs)
+            writes = [a for a in accs if a.write]
         seen = set()
         for w in writes:
             for other in accs:
@@ -936,7 +1048,38 @@ def parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000) -> Verdict:
 
 
 def _akey(a: Access):
-    return (repr(a.index), tuple(l.uid for l in a.loops), repr(a.guards), a.write)
+    return (repr(a.index), tuple(l.uid for l in a.loops), repr(a.guards), a.write, a.width)
+
+
+def buffer_elem_bytes(info: NestInfo, buffer: str) -> int | None:
+    """Element size in bytes of a pointer parameter or local array (uid)."""
+    p = info.params.get(buffer)
+    if p is not None:
+        return _bytes_of_words(_type_names_text(p.type))
+    var = info.locals.get(buffer)
+    if var is None or var.decl is None:
+        return None
+    t = var.decl.type
+    while isinstance(t, (c_ast.ArrayDecl, c_ast.PtrDecl)):
+        t = t.type
+    return _bytes_of_words(_type_names(t))
+
+
+def _in_bytes(info: NestInfo, buffer: str, accs: list) -> list:
+    """The accesses of a buffer some of which reinterpret its bytes, all as byte ranges
+    (``index`` = first byte, ``width`` = bytes covered); an element access ``i`` of an
+    ``s``-byte element covers bytes ``[i*s, i*s + s)``. Unknown element size: indices None."""
+    size = buffer_elem_bytes(info, buffer)
+    out = []
+    for a in accs:
+        if a.width:
+            b = Access(**{**a.__dict__, "index": a.byte_index})
+        elif a.index is None or size is None:
+            b = Access(**{**a.__dict__, "index": None, "width": 1})
+        else:
+            b = Access(**{**a.__dict__, "index": ("*", a.index, ("c", size)), "width": size})
+        out.append(b)
+    return out
 
 
 def _descendants(loop: LoopInfo) -> list[LoopInfo]:
@@ -967,7 +1110,10 @@ def _independent(z3, info, loop: LoopInfo, a1: Access, a2: Access, timeout_ms: i
             solver.add(enc.c(g))
         exprs.append((enc.e(acc.index), enc.e(("v", loop.uid))))
     (i1, v1), (i2, v2) = exprs
-    solver.add(i1 == i2, v1 != v2)
+    if a1.width or a2.width:             # byte ranges [i, i + width) overlap
+        solver.add(i1 < i2 + max(a2.width, 1), i2 < i1 + max(a1.width, 1), v1 != v2)
+    else:
+        solver.add(i1 == i2, v1 != v2)
     return solver.check() == z3.unsat
 
 
@@ -1232,7 +1378,11 @@ def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
     return p
 
 
-def _max_index(acc: Access) -> Poly | None:
+def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
+    if acc.index is None and acc.width and elem_bytes:
+        # last element a byte range touches: (first byte + width - 1) / element size
+        last = ("/", ("+", acc.byte_index, ("c", acc.width - 1)), ("c", elem_bytes))
+        return _max_index(Access(**{**acc.__dict__, "index": last, "width": 0}))
     if acc.index is None:
         return None
     p = to_poly(acc.index)
@@ -1417,7 +1567,7 @@ def extents(info: NestInfo) -> dict[str, object]:
     for acc in info.accesses:
         if not acc.is_param or acc.buffer in failed:
             continue
-        m = _max_index(acc)
+        m = _max_index(acc, buffer_elem_bytes(info, acc.buffer) if acc.width else None)
         if m is None:
             failed.add(acc.buffer)
             continue

@@ -19,11 +19,22 @@ Requires
     2. At least one loop carries no dependence (Z3 proof)  [XP-BIND-001].
     3. The element count each pointer parameter is accessed with is computable
        (``affine.extents``)  [XP-BIND-002].
-    4. Pointers are traceable to parameters or local arrays; calls go to pure math functions
-       or helpers defined in the file; no scalar computed in device code is needed later on
-       the host; no entry-level local array is shared between host and device code
-       [XP-BIND-003].
+    4. Pointers are traceable to parameters or local arrays; calls go to pure math functions,
+       ``memcpy``/``memmove``/``memset`` or helpers defined in the file; no scalar computed in
+       device code is needed later on the host  [XP-BIND-003].
     5. ``1 <= block <= 1024`` (threads per block, CUDA/HIP limit)  [XP-BIND-004].
+    6. Host locals device code uses are scalars or arrays with constant bounds (not of
+       pointers) to which device code applies neither ``sizeof`` nor ``&``; no pointer local
+       declared on the host is used in device code; no ``return`` in host code of a block
+       that holds such an array  [XP-BIND-005].
+Scratch arrays
+    A host array (``alignas(64) static int16_t Aq[M * NP];``, ``const int zp[4] = {...}``)
+    that device code uses becomes a device scratch buffer (``_scratch_refusal`` is the
+    legality, ``_scratch_alloc``/``_scratch_release`` the rewrite): after its declaration the
+    host allocates ``sizeof(array)`` bytes and copies the array in (its initialiser, or the
+    values a ``static`` array kept from the previous call); kernels receive a pointer to its
+    first element (row); at the end of the declaring block a non-const ``static`` array gets
+    the device values back (so it persists as in C), then the buffer is freed.
 Guarantees
     Same outputs on the virtual device; every kernel launches at most ``block`` threads per
     block and at most 2^31-1 blocks (grid-stride loop with at most 65535 blocks when the
@@ -87,6 +98,7 @@ class Plan:
     sizes: dict
     helpers: set
     info: affine.NestInfo
+    scratch: dict = field(default_factory=dict)     # host array name -> Decl (device buffer)
 
 
 def _diag(program, code: str, message: str, node=None) -> Diagnostic:
@@ -141,7 +153,7 @@ def _plan(program, block: int) -> Plan:
             msg += f" ({why.reason})"
             node = why.node
         raise BindError("XP-BIND-001", msg, node)
-    return Plan(regions, sizes, builder.helpers, info)
+    return Plan(regions, sizes, builder.helpers, info, builder.scratch)
 
 
 def _intrinsic_calls(program) -> list[str]:
@@ -216,6 +228,7 @@ class _Planner:
         self.kernels = 0
         self.first_refusal = None
         self.counter = 0
+        self.scratch: dict[str, c_ast.Decl] = {}   # host-declared arrays device code uses
 
     # -- partition ---------------------------------------------------------------------
     def partition(self, items: list, scope: dict) -> list[Region]:
@@ -331,8 +344,16 @@ class _Planner:
             if decl is False or name in names.declared and name not in self.pointer_params:
                 continue
             if decl is not None and isinstance(decl.type, c_ast.ArrayDecl):
-                raise BindError("XP-BIND-003", f"entry-level array '{name}' is used in device "
-                                "code (it would need a device buffer)", decl)
+                why = _scratch_refusal(decl, r.stmts)
+                if why is not None:
+                    raise BindError("XP-BIND-005", f"host array '{name}' is used in device "
+                                    f"code and cannot become a device buffer: {why}", decl)
+                self.scratch[name] = decl
+                r.params.append((name, _scratch_param_type(decl)))
+                continue
+            if decl is not None and isinstance(decl.type, c_ast.PtrDecl):
+                raise BindError("XP-BIND-005", f"host pointer '{name}' is used in device code "
+                                "(it would point into host memory)", decl)
             if r.kind == "single" and name in names.assigned:
                 raise BindError("XP-BIND-003", f"'{name}' is assigned in device code but lives "
                                 "on the host", r.stmts[0])
@@ -380,6 +401,69 @@ class _Planner:
         for fname, _ in _names([self.helpers_defs[name].body]).calls:
             if fname in self.helpers_defs:
                 self._mark_helper(fname)
+
+
+# ------------------------------------------------------------------------------ scratch
+def _scratch_refusal(decl: c_ast.Decl, stmts) -> str | None:
+    """Why the host array ``decl`` cannot become a device scratch buffer used by ``stmts``
+    (legality of the scratch rewrite), or None. Device code receives a pointer to the
+    array's first element (row), so it must not apply ``sizeof`` or ``&`` to the array
+    itself; the array must not be ``extern`` or ``thread_local`` storage."""
+    if set(decl.storage or []) & {"extern", "thread_local", "_Thread_local"}:
+        return f"storage class {' '.join(decl.storage)}"
+    t = decl.type
+    while isinstance(t, c_ast.ArrayDecl):
+        if t.dim is None:
+            return "an array of unknown bound"
+        t = t.type
+    if isinstance(t, c_ast.PtrDecl):
+        return "an array of pointers (host addresses)"
+    found = None
+
+    class V(c_ast.NodeVisitor):
+        def visit_UnaryOp(v, n):
+            nonlocal found
+            if n.op in ("sizeof", "&") and isinstance(n.expr, c_ast.ID) and \
+                    n.expr.name == decl.name:
+                found = f"device code applies '{n.op}' to the whole array"
+            v.generic_visit(n)
+
+    for st in stmts:
+        V().visit(st)
+    return found
+
+
+def _scratch_param_type(decl: c_ast.Decl) -> str:
+    """Kernel parameter type of a scratch array: a pointer to its element (1-D) or row."""
+    from platforms.common.generator import type_text
+    inner = copy.deepcopy(decl.type.type)
+    _strip_quals(inner)
+    return type_text(c_ast.PtrDecl([], inner))
+
+
+def _scratch_name(name: str) -> str:
+    return f"__xp_d_{name}"
+
+
+def _scratch_alloc(decl: c_ast.Decl, rt) -> list:
+    """Host statements after the declaration of scratch array ``decl``: a device buffer of
+    ``sizeof(decl)`` bytes holding a copy of the host array (its initialiser or, for a
+    ``static`` array, the values the previous call left)."""
+    d = _scratch_name(decl.name)
+    return _parse_snippet(
+        f"char *{d} = 0; {rt.malloc}((void **)&{d}, sizeof({decl.name}));"
+        f"{rt.memcpy}({d}, {decl.name}, sizeof({decl.name}), {rt.h2d});")
+
+
+def _scratch_release(decl: c_ast.Decl, rt) -> list:
+    """Host statements at the end of the scratch array's block: a ``static`` array gets the
+    device values back (they persist to the next call), then the buffer is freed."""
+    d = _scratch_name(decl.name)
+    code = ""
+    if "static" in (decl.storage or []) and "const" not in (decl.quals or []):
+        code += f"{rt.memcpy}({decl.name}, {d}, sizeof({decl.name}), {rt.d2h});"
+    code += f"{rt.free}({d});"
+    return _parse_snippet(code)
 
 
 def _strip_quals(t) -> None:
@@ -578,7 +662,10 @@ def _param_decls(params) -> str:
     out = []
     for name, t in params:
         t = t.strip()
-        out.append(f"{t}{name}" if t.endswith("*") else f"{t} {name}")
+        if "(*)" in t:                   # pointer to a row: float (*p)[64]
+            out.append(t.replace("(*)", f"(*{name})", 1))
+        else:
+            out.append(f"{t}{name}" if t.endswith("*") else f"{t} {name}")
     return ", ".join(out) or "void"
 
 
@@ -662,9 +749,16 @@ def _typedefs(params) -> str:
     return "\n".join(out) + "\n"
 
 
-def _launch_stmts(region: Region, info, k: int) -> list:
+def _launch_stmts(region: Region, info, k: int, scratch=frozenset()) -> list:
     """Host statements launching ``region`` (count, grid, <<<>>>)."""
-    args = [c_ast.ID(f"d_{n}" if _is_pointer_param(n, info) else n) for n, _ in region.params]
+    args = []
+    for n, t in region.params:
+        if _is_pointer_param(n, info):
+            args.append(c_ast.ID(f"d_{n}"))
+        elif n in scratch:               # the device buffer, typed like the kernel parameter
+            args.append(c_ast.Cast(_typename_of(t), c_ast.ID(_scratch_name(n))))
+        else:
+            args.append(c_ast.ID(n))
     if region.kind == "single":
         grid, blk = _dim3(c_ast.Constant("int", "1")), _dim3(c_ast.Constant("int", "1"))
         return [_launch(region.name, grid, blk, args)]
@@ -684,6 +778,15 @@ def _launch_stmts(region: Region, info, k: int) -> list:
     blk = _dim3(c_ast.Constant("int", str(b)))
     stmts[1].iftrue.block_items.append(_launch(region.name, grid, blk, args))
     return [c_ast.Compound(stmts)]
+
+
+def _typename_of(text: str):
+    """``Typename`` node of a type spelling (parameter types of this pass)."""
+    from pycparser.c_parser import CParser
+    ast = CParser().parse(_typedefs([("", text)]) + f"void __xp_tmpl(void) {{ ({text}) 0; }}")
+    t = ast.ext[-1].body.block_items[0].to_type
+    _strip_coords(t)
+    return t
 
 
 def _is_pointer_param(name: str, info) -> bool:
@@ -713,10 +816,13 @@ def _launch(kernel: str, grid, block, args):
               "at least one loop without a loop-carried dependence (XP-BIND-001)",
               "computable access extents for every pointer parameter (XP-BIND-002)",
               "traceable pointers, device-callable functions, no device->host scalars "
-              "(XP-BIND-003)", "1 <= block <= 1024 (XP-BIND-004)"),
+              "(XP-BIND-003)", "1 <= block <= 1024 (XP-BIND-004)",
+              "host arrays used on the device have constant bounds; no host pointer locals "
+              "in device code (XP-BIND-005)"),
     guarantees=("same outputs on the virtual device", "<= block threads per block, grid within "
                 "limits (grid-stride loop otherwise)", "entry name and parameters kept"),
-    introduces=("__global__ kernels", "CUDA/HIP runtime API", "<<<>>> launches"),
+    introduces=("__global__ kernels", "CUDA/HIP runtime API", "<<<>>> launches",
+                "__xp_d_<array> device scratch buffers for host arrays"),
 ))
 def loop_bind(program, *, to: str = "cuda", block: int = 256):
     import platforms
@@ -729,7 +835,9 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256):
     info = the_plan.info
     backend = platforms.module(to, "backend")
     kernels: list[c_ast.FuncDef] = []
-    host_items = _lower_regions(the_plan.regions, info, kernels, [0])
+    from platforms.common.hostgen import CUDA_RUNTIME, HIP_RUNTIME
+    rt = HIP_RUNTIME if to == "hip" else CUDA_RUNTIME
+    host_items = _lower_regions(the_plan.regions, info, kernels, [0], the_plan.scratch, rt)
     sizes = {n: str(v) for n, v in the_plan.sizes.items()}
     marker = "__xp_marker_kernel"
     host_text = backend.emit_host_entry(program.entry.name, list(program.entry.params), marker,
@@ -791,7 +899,7 @@ def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256) -> list[Dia
     if the_plan is None:
         return problems
     try:
-        _lower_regions(the_plan.regions, the_plan.info, [], [0])
+        _lower_regions(the_plan.regions, the_plan.info, [], [0], the_plan.scratch)
     except BindError as exc:
         return [_diag(program, exc.code, exc.message, exc.node)]
     return []
@@ -804,20 +912,41 @@ def _is_marker_launch(s, marker: str) -> bool:
     return parts is not None and isinstance(parts[0], c_ast.ID) and parts[0].name == marker
 
 
-def _lower_regions(regions, info, kernels: list, counter: list) -> list:
-    out = []
+def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt=None) -> list:
+    """Host statements of ``regions``; kernels are appended to ``kernels``. Host arrays in
+    ``scratch`` (name -> Decl) get a device buffer after their declaration, released at the
+    end of the statement list that declares them."""
+    from platforms.common.hostgen import CUDA_RUNTIME
+    scratch, rt = scratch or {}, rt or CUDA_RUNTIME
+    out, mine = [], []
     for r in regions:
         if r.kind == "host":
-            out += [_clean(s) for s in r.stmts]
+            for s in r.stmts:
+                out.append(_clean(s))
+                if isinstance(s, c_ast.Decl) and scratch.get(s.name) is s:
+                    out += _scratch_alloc(s, rt)
+                    mine.append(s)
         elif r.kind == "hostloop":
             loop = _clean(r.stmts[0])
-            loop.stmt = c_ast.Compound(_lower_regions(r.inner, info, kernels, counter))
+            loop.stmt = c_ast.Compound(_lower_regions(r.inner, info, kernels, counter,
+                                                      scratch, rt))
             out.append(loop)
         else:
             kernels.append(_kernel_def(r, info, None))
-            out += _launch_stmts(r, info, counter[0])
+            out += _launch_stmts(r, info, counter[0], scratch)
             counter[0] += 1
+    if mine and any(isinstance(n, c_ast.Return) for s in out for n in _walk(s)):
+        raise BindError("XP-BIND-005", "a return statement would skip the release of the "
+                        f"device buffer of '{mine[0].name}'", mine[0])
+    for d in reversed(mine):
+        out += _scratch_release(d, rt)
     return out
+
+
+def _walk(n):
+    yield n
+    for _, c in n.children():
+        yield from _walk(c)
 
 
 def _constexpr(e):
