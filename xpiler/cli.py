@@ -81,16 +81,34 @@ def cli():
 @click.option("--platform", "-p", type=click.Choice(PLATFORM_CHOICES), help="Dialect (default: detected).")
 @click.option("--entry", help="Entry function when the file has several candidates.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary (schema in README).")
-def parse(file, platform, entry, as_json):
-    """Parse FILE and print the program summary."""
+@click.option("--arg", "args", multiple=True, metavar="NAME=VALUE",
+              help="Scalar values for evaluating launch dimensions in 'resources'. Repeatable.")
+def parse(file, platform, entry, as_json, args):
+    """Parse FILE and print the program summary.
+
+    Besides the front-end's summary, ``resources`` gives the launch configuration actually used
+    (each host launch with grid/block or taskDim/function type, evaluated where the scalars allow;
+    a kernel entry's default launch from the device profile), parallel units used vs available,
+    on-chip buffer bytes and special instructions (see xpiler/resources.py)."""
     from .program import parse_file
+    from .resources import one_line, resources
 
     program = parse_file(file, platform, entry=entry)
     summary = program.summary()
+    scalars = {}
+    for text in args:
+        name, value = _pair(text, "--arg")
+        try:
+            scalars[name] = int(value, 0)
+        except ValueError:
+            raise UsageError(f"--arg {name}: '{value}' is not an integer") from None
+    res = resources(program, scalars)
     if as_json:
+        summary["resources"] = res
         click.echo(json.dumps(summary, indent=2))
         return
     _print_summary(summary)
+    _console().print(one_line(res), markup=False)
 
 
 def _print_summary(s: dict) -> None:

@@ -157,6 +157,9 @@ def _bang(program, scalars, launch, prof) -> dict:
             ktype = prof.get("default_ktype")
         launches.append({"kernel": program.entry.name, "from": "caller", "dim": dim, "ktype": ktype})
     for l in launches:
+        if isinstance(l["ktype"], int) and l["ktype"] in _KTYPE_NUM:   # profile default: a number
+            n = _KTYPE_NUM[l["ktype"]]
+            l["ktype"] = "CNRT_FUNC_TYPE_BLOCK" if n == 0 else f"CNRT_FUNC_TYPE_UNION{n}"
         task_dim = _product(l["dim"])
         ncl = _ktype_clusters(l["ktype"])
         l["task_dim"] = task_dim

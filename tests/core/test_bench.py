@@ -1,0 +1,69 @@
+"""xpiler bench / tools/bench_translate.py: table, per-kernel records, jobs, resume, compile checks."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from xpiler import bench
+from xpiler.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_cli_one_kernel_with_records(tmp_path, capsys):
+    js, jl = tmp_path / "b.json", tmp_path / "b.jsonl"
+    assert main(["bench", "--only", "cuda:vnni", "--limit", "1", "--json", str(js), "--jsonl", str(jl),
+                 "--compile-check"]) == 0
+    out = capsys.readouterr().out
+    assert "cuda -> vnni" in out and "verified/total" in out
+    figures = json.loads(js.read_text())["cuda->vnni"]
+    assert figures["total"] == 1 and figures["verified"] == 1 and figures["max_s"] > 0
+    (rec,) = [json.loads(l) for l in jl.read_text().splitlines()]
+    assert rec["direction"] == "cuda->vnni" and rec["status"] == "verified"
+    assert rec["compile"] == {"tool": "g++", "ok": True, "message": ""}    # g++ -c of the output
+    assert figures["compile_ok"] == figures["compile_checked"] == 1
+    assert rec["units_available"] and rec["source_special"] is False
+
+
+def test_resume_keeps_records_and_runs_only_missing(tmp_path, monkeypatch):
+    jl = tmp_path / "r.jsonl"
+    first = bench.Record("cuda->hip", bench.sources("cuda")[0].name, "verified", 1.5, units_used=256,
+                         units_available=1024, parallel=True).to_json()
+    jl.write_text(json.dumps(first) + "\n")
+    ran = []
+
+    def fake(src, a, b, do_compile, tmp, timeout=60):
+        ran.append(Path(src).name)
+        return bench.Record(f"{a}->{b}", Path(src).name, "failed", 0.5, "refused").to_json()
+
+    monkeypatch.setattr(bench, "run_one", fake)
+    res = bench.run("cuda:hip", limit=2, jsonl=str(jl), resume=True)
+    assert ran == [bench.sources("cuda")[1].name]
+    s = res["directions"]["cuda->hip"]
+    assert (s["verified"], s["total"], s["parallel"]) == (1, 2, 1)
+    assert [r["kernel"] for r in res["records"]] == [p.name for p in bench.sources("cuda")[:2]]
+    assert len(jl.read_text().splitlines()) == 2
+
+
+def test_jobs_keep_corpus_order(tmp_path):
+    res = bench.run("cuda:vnni,hip:vnni", limit=2, jobs=2)
+    names = [(r["direction"], r["kernel"]) for r in res["records"]]
+    want = [("cuda->vnni", p.name) for p in bench.sources("cuda")[:2]] + \
+           [("hip->vnni", p.name) for p in bench.sources("hip")[:2]]
+    assert names == want
+    assert list(res["directions"]) == ["cuda->vnni", "hip->vnni"]
+
+
+def test_bad_direction_is_a_usage_error(capsys):
+    assert main(["bench", "--only", "cuda:cuda"]) == 2
+    assert main(["bench", "--resume"]) == 2
+
+
+def test_wrapper_script_runs_the_same_code(tmp_path):
+    js = tmp_path / "w.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "bench_translate.py"), "--only", "cuda:vnni",
+                           "--limit", "1", "--json", str(js)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(js.read_text())["cuda->vnni"]["total"] == 1
