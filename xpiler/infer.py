@@ -13,14 +13,17 @@ How
        scalars: ``cudaMalloc``/``cnrtMalloc`` + copies in the host wrapper); otherwise the
        extent the entry touches, from the Z3/affine analysis ``passes.affine.extents`` (exact
        elimination of the loop variables; the program is first lifted to canonical C with
-       ``loop_recovery`` for CUDA/HIP and ``detensorize,task_recovery`` for BANG, then the
+       ``loop_recovery,devcopy,devtemp`` for CUDA/HIP (the host's device buffers become the
+       entry's pointers) and ``detensorize,task_recovery`` for BANG, then the
        clean-up passes ``inline,scalarize_structs,const_prop,unit_loops,flatten_blocks`` where
        registered; the lift is only used for this analysis, never emitted); otherwise a
        fallback guess (the product of the integer scalars, or ``256 x candidate`` elements
        without integer scalars), which only stands if the guarded run below confirms it.
     2. Static check: where both a host allocation and an analysed extent exist, the extent at
-       the candidate values must not exceed the allocation (a candidate that fails is skipped
-       without running).
+       the candidate values is compared with the allocation; ``extent <= allocation`` proves
+       those accesses in bounds (recorded per candidate). The extent is an upper bound (guards
+       it cannot relate to the launch make it larger than the true maximum), so a larger one is
+       recorded as "not proved" and the guarded run decides.
     3. Guarded run: the source runs on the virtual device with the candidate arguments; each
        pointer argument ends at a PROT_NONE guard page, so an overrun is reported as
        ``OutOfBoundsAccess`` and the next candidate is tried. A run that leaves every output
@@ -42,7 +45,8 @@ CANDIDATES = (16, 32, 64, 128, 256, 512, 1024)
 FLOAT_VALUE = 0.5
 MAX_ELEMENTS = 1 << 24                   # never allocate more than this per pointer while guessing
 _CLEAN = ("inline", "scalarize_structs", "const_prop", "unit_loops", "flatten_blocks")
-_LIFT = {"cuda": ("loop_recovery",) + _CLEAN, "hip": ("loop_recovery",) + _CLEAN,
+_LIFT = {"cuda": ("loop_recovery", "devcopy", "devtemp") + _CLEAN,
+         "hip": ("loop_recovery", "devcopy", "devtemp") + _CLEAN,
          "bang": ("detensorize", "task_recovery") + _CLEAN, "vnni": ()}
 
 
@@ -142,25 +146,29 @@ def _evaluate(program, expr, scalars: dict) -> int | None:
 
 
 def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | None, str]:
-    """Element count per pointer at these scalar values, or (None, why) when the static check
-    shows an access beyond an allocation or a size cannot be evaluated. ``value`` is the
-    candidate; without integer scalars the fallback guess is ``256 * value`` elements."""
+    """(element count per pointer, static-check note) at these scalar values, or (None, why)
+    when a host allocation cannot be evaluated or a guess grows too large. ``value`` is the
+    candidate; without integer scalars the fallback guess is ``256 * value`` elements.
+
+    The note names the pointers whose accesses the analysis proves inside the host allocation
+    (analysed extent <= allocation) and those it cannot (the extent is an upper bound, so a
+    larger one is no proof of an overrun: the guarded run decides)."""
     ints = [v for p in program.params if _int_scalar(p) for v in [scalars[p.name]]]
     guess = 1
     for v in ints:
         guess *= max(int(v), 1)
     if not ints:
         guess = 256 * value
-    sizes = {}
+    sizes, proved, unproved = {}, [], []
     for r in rules:
         host = _evaluate(program, r.host, scalars) if r.host else None
         extent = _evaluate(program, r.extent, scalars) if r.extent is not None else None
         if r.host and host is None:
             return None, f"host allocation of {r.pointer} ({r.host}) cannot be evaluated"
         if host is not None:
-            if extent is not None and extent > host:
-                return None, (f"{r.pointer}: accesses reach element {extent - 1} but the host "
-                              f"allocates {host}")
+            if extent is not None:
+                (proved if extent <= host else unproved).append(
+                    r.pointer if extent <= host else f"{r.pointer} (extent {extent} > {host})")
             sizes[r.pointer] = host
         elif extent is not None:
             sizes[r.pointer] = extent
@@ -168,7 +176,12 @@ def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | N
             sizes[r.pointer] = guess
         if sizes[r.pointer] > MAX_ELEMENTS:
             return None, f"{r.pointer} would need {sizes[r.pointer]} elements"
-    return sizes, ""
+    notes = []
+    if proved:
+        notes.append(f"in bounds by analysis: {', '.join(proved)}")
+    if unproved:
+        notes.append(f"not proved by analysis: {', '.join(unproved)}")
+    return sizes, "; ".join(notes)
 
 
 def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
@@ -197,8 +210,9 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                    for p in program.params if p.kind == "scalar"}
         sizes, why = candidate_sizes(program, rules, scalars, v)
         if sizes is None:
-            inf.tried.append({"value": v, "outcome": f"rejected by analysis: {why}"})
+            inf.tried.append({"value": v, "outcome": f"rejected: {why}"})
             continue
+        static = f" ({why})" if why else ""
         rng = np.random.default_rng(seed)
         args = []
         for p in program.params:
@@ -211,7 +225,7 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             run_kernel(path, args=args, program=program, timeout=timeout,
                        launch=launch if program.entry.kind == "kernel" else None)
         except KernelRuntimeError as exc:
-            inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})
+            inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}{static}"})
             continue
         except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
             inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})
@@ -222,7 +236,7 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                       for p, a, b in zip(program.params, args, before) if p in outs)
         result = (scalars, sizes, before)
         if changed or not outs:
-            inf.tried.append({"value": v, "outcome": "ok"})
+            inf.tried.append({"value": v, "outcome": f"ok{static}"})
             safe = result
             break
         inf.tried.append({"value": v, "outcome": "ran in bounds but wrote no output (degenerate)"})

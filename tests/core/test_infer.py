@@ -139,3 +139,26 @@ def test_inference_can_be_disabled(tmp_path, capsys, flag):
     out = tmp_path / "scale.hip"
     assert main(["translate", str(src), "--to", "hip", "-o", str(out), flag]) == 3
     assert "inference disabled" in capsys.readouterr().err and not out.exists()
+
+
+def test_host_allocation_with_analysed_extent_is_proved(tmp_path):
+    """A HIP host wrapper allocates n elements; the lifted kernel's extent is n: proved in bounds."""
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "xpiler" / "corpus" / "hip" / "add_18_128.hip"
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.scalars == {"n": 16} and inf.sizes == {"x": 16, "y": 16, "out": 16}
+    assert {r.pointer: (r.host, r.extent) for r in inf.rules} == {p: ("n", "n") for p in ("x", "y", "out")}
+    assert inf.tried[0]["outcome"] == "ok (in bounds by analysis: x, y, out)"
+
+
+def test_extent_larger_than_allocation_is_no_proof_the_run_decides(tmp_path):
+    """The extent is an upper bound: a CUDA wrapper whose grid follows `size` but whose kernel
+    guards with a fixed bound gets 'not proved' notes, and the guarded runs find the smallest
+    size that stays inside the allocations."""
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "xpiler" / "corpus" / "cuda" / "add_18_128.cu"
+    inf = infer_inputs(parse_file(src), src, candidates=(512, 1024))
+    assert inf.ok and inf.scalars == {"size": 1024}
+    assert inf.tried[0]["outcome"].startswith("OutOfBoundsAccess") and "not proved" in inf.tried[0]["outcome"]
