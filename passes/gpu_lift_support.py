@@ -334,6 +334,27 @@ static inline xp_f32x16 xp_ld_f32x16(const float *p) {
 """
 
 
+# CUDA/HIP vector types (vector_types.h): name -> (element type, components, alignment bytes)
+VECTOR_TYPES = {}
+for _e, _n, _sz in (("float", "float", 4), ("double", "double", 8), ("int", "int", 4), ("uint", "unsigned int", 4),
+                    ("short", "short", 2), ("ushort", "unsigned short", 2), ("char", "signed char", 1),
+                    ("uchar", "unsigned char", 1), ("long", "long", 8), ("longlong", "long long", 8)):
+    for _k in (1, 2, 3, 4):
+        _al = _sz * (_k if _k != 3 else 1)
+        VECTOR_TYPES[f"{_e}{_k}"] = (_n, _k, min(_al, 16))
+
+
+def vector_type(name: str) -> str:
+    """``float4`` & co.: a struct with x, y, z, w of the CUDA alignment, and ``make_float4``."""
+    elem, k, align = VECTOR_TYPES[name]
+    comps = "xyzw"[:k]
+    fields = " ".join(f"{elem} {c};" for c in comps)
+    params = ", ".join(f"{elem} {c}" for c in comps)
+    init = ", ".join(comps)
+    return (f"typedef struct __attribute__((aligned({align}))) {{ {fields} }} {name};\n"
+            f"static inline {name} make_{name}({params}) {{ {name} v = {{ {init} }}; return v; }}\n")
+
+
 def activemask_fn(platform: str) -> str:
     """``__activemask()``: lanes of the caller's warp that exist and have not exited (warp.toml
     [emulation] activemask); threads run in id order, so later lanes have not exited yet."""
@@ -373,6 +394,8 @@ def support_code(names: set[str], platform: str, extra: list[str]) -> str:
         parts.append(HALF)
     if names & {"min", "max"}:
         parts.append(_minmax())
+    for name in sorted(names & set(VECTOR_TYPES)):
+        parts.append(vector_type(name))
     for name in sorted(names):
         if MATH.get(name):
             parts.append(MATH[name].replace("static inline", "inline") + "\n")

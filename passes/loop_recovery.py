@@ -329,6 +329,8 @@ def _launch(node):
     if G.call_name(node) == "hipLaunchKernelGGL":
         a = node.args.exprs
         k = a[0]
+        if G.call_name(k) == "HIP_KERNEL_NAME" and k.args and len(k.args.exprs) == 1:
+            k = k.args.exprs[0]
         if not isinstance(k, c_ast.ID):
             raise G.Refuse("XP-RECOVER-002", "hipLaunchKernelGGL of a kernel expression", node)
         return k.name, [a[1], a[2], a[3]], a[5:]

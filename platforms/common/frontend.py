@@ -79,7 +79,7 @@ def parse_program(text: str, dialect: Dialect, path: str = "<input>",
 def _parse_program(text: str, dialect: Dialect, path: str, entry: str | None) -> Program:
     check_text(text, path)
     pre = preprocess(text, path, dialect.predefined)
-    facts: dict = {}
+    facts: dict = {"_stmt_macros": statement_macros(pre.defines)}
     macro_kinds, macro_specs = classify_macros(pre.defines, dialect)
     ast = run_parser(pre.text, path, dialect, macro_kinds, facts)
     if not ast.ext:
@@ -167,7 +167,18 @@ def _error(code: str, msg: str, coord: Coord) -> SourceError:
     return SourceError(msg, diagnostics=[Diagnostic(code, msg, coord)])
 
 
+def statement_macros(defines: dict[str, Macro]) -> dict[str, tuple[tuple[str, ...], str]]:
+    """Function-like macros whose body starts a statement (``for``/``if``/``while``/``switch``
+    head): their uses are expanded by the token stage (``CUDA_KERNEL_LOOP(i, n) { ... }``)."""
+    out = {}
+    for name, m in defines.items():
+        if m.params is not None and re.match(r"\s*(for|if|while|switch)\s*\(", m.body):
+            out[name] = (tuple(p.strip() for p in m.params), m.body)
+    return out
+
+
 def finish_facts(facts: dict, pre, ast: c_ast.FileAST, macro_specs: dict[str, list[str]]) -> None:
+    facts.pop("_stmt_macros", None)
     facts["preamble"] = pre.preamble + facts.get("preamble", [])
     facts["includes"] = list(pre.includes)
     facts["defines"] = {n: m.to_json() for n, m in pre.defines.items()}

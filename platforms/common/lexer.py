@@ -83,6 +83,32 @@ def key(line: int, col: int | None) -> str:
     return f"{line}:{col or 0}"
 
 
+def _lex(text: str) -> list[Token]:
+    """Plain C tokens of a macro body."""
+    lexer = CLexer(lambda msg, line, col: None, dialect="c23")
+    lexer.input(text)
+    out = []
+    while (tok := lexer.token()) is not None:
+        out.append(tok)
+    return out
+
+
+def _split_tokens(toks: list[Token]) -> list[list[Token]]:
+    args, cur, depth = [], [], 0
+    for t in toks:
+        if t.type in OPEN:
+            depth += 1
+        elif t.type in ("RPAREN", "RBRACKET", "RBRACE"):
+            depth -= 1
+        if t.type == "COMMA" and depth == 0:
+            args.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    args.append(cur)
+    return args
+
+
 class XLexer(CLexer):
     """CLexer that knows the dialect's qualifiers and hands out rewritten tokens."""
 
@@ -238,6 +264,7 @@ class TokenRewriter:
 
     def run(self) -> list[Token]:
         self.check_balance()
+        self.expand_statement_macros()
         try:
             self.toks = instantiate(self.toks)
         except TemplateError as exc:
@@ -249,6 +276,36 @@ class TokenRewriter:
                 self.out.append(self.toks[self.i])
                 self.i += 1
         return self.out
+
+    def expand_statement_macros(self) -> None:
+        """Uses of function-like macros whose body is a statement head (``#define LOOP(i, n)
+        for (...)``, as ``CUDA_KERNEL_LOOP``) are expanded (a call cannot precede a block); the
+        expansion's tokens carry the use's coordinate."""
+        macros = self.facts.get("_stmt_macros") or {}
+        if not macros:
+            return
+        k = 0
+        while k < len(self.toks):
+            t = self.toks[k]
+            if t.type == "ID" and t.value in macros and k + 1 < len(self.toks) and \
+                    self.toks[k + 1].type == "LPAREN":
+                params, body = macros[t.value]
+                close = self.matching(k + 1)
+                args = _split_tokens(self.toks[k + 2: close])
+                if len(args) != len(params):
+                    self.error("XP1121", f"macro {t.value} takes {len(params)} arguments, "
+                               f"{len(args)} given", t, t.value)
+                sub = dict(zip(params, args))
+                new: list[Token] = []
+                for b in _lex(body):
+                    if b.type == "ID" and b.value in sub:
+                        new.extend(Token(x.type, x.value, t.lineno, t.column, t.filename) for x in sub[b.value])
+                    else:
+                        new.append(Token(b.type, b.value, t.lineno, t.column, t.filename))
+                self.toks[k: close + 1] = new
+                k += len(new)
+                continue
+            k += 1
 
     def dispatch(self, tok: Token):
         kind, value = tok.type, tok.value

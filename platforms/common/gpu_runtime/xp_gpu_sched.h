@@ -11,7 +11,9 @@
 //     run stops with a "deadlock" runtime error instead of hanging.
 //   * warp collectives (shuffles, votes, __syncwarp, wmma, mfma): a lane deposits its operands and
 //     sleeps; the last lane of the participant set (mask ∩ live lanes of the warp) computes the
-//     results for all lanes and everybody continues. warp = linear id / warpSize,
+//     results for all lanes and everybody continues (a mask-less HIP collective completes with the
+//     lanes that reached it once every other lane waits elsewhere: SIMT divergence, see
+//     resolve_divergent_groups). warp = linear id / warpSize,
 //     lane = linear id % warpSize (warpSize 32 CUDA, 64 HIP).
 //   * __shared__ arrays are static objects shared by all fibers; prepare() registers each one
 //     (shared_var) so the static shared size of a launch is known and, in strict mode, poisoned
@@ -231,6 +233,24 @@ inline void thread_main(void *) {
        g_bid.x, g_bid.y, g_bid.z, b.at_barrier, warp_waiters, what, b.done);
 }
 
+// Mask-less collectives (HIP __shfl*/__ballot..., pre-Volta CUDA __shfl: mask ~0) act on the lanes
+// that are active. When no thread can run, the live lanes of a warp that have not reached such a
+// collective wait at another point (a barrier, another branch): under SIMT divergence they are
+// inactive for it, so it completes with the lanes that arrived (reads of the others follow the
+// resolver's rule for lanes that did not take part). Returns whether any group completed.
+inline bool resolve_divergent_groups() {
+  BlockState &b = block_state();
+  bool any = false;
+  for (auto &w : b.warps)
+    for (auto &g : w.groups)
+      if (g.used && g.mask == ~0ull && g.arrived) {
+        g.mask = g.arrived;
+        resolve_group(g);
+        any = true;
+      }
+  return any;
+}
+
 inline void run_block() {
   BlockState &b = block_state();
   LaunchState &L = launch_state();
@@ -270,7 +290,7 @@ inline void run_block() {
       ran = true;
     }
     if (b.done == n) break;
-    if (!ran) report_deadlock();
+    if (!ran && !resolve_divergent_groups()) report_deadlock();
   }
 }
 
