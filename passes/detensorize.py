@@ -33,6 +33,11 @@ Options
     arch_group: architecture group the ``XPB_ARCH_GROUP`` tests of the bodies are folded for
         (0 = the default device profile's, e.g. 3 for mtp_372).
     simd: mark independent element loops ``#pragma omp simd`` (default true).
+    typed: a 1-D or 2-D strided ``__memcpy`` between two different arrays / pointers of one
+        element type ``T`` whose byte counts (size, strides) are whole elements by their form
+        (``n * sizeof(T)``, a multiple-of-``sizeof(T)`` constant) becomes typed element loops
+        ``dst[s * DS + i] = src[s * SS + i]`` instead of the byte copies of the reference body,
+        so that an affine analysis sees the element accesses (default false).
 Example
     ``__bang_add(out_nram, x_nram, y_nram, n);`` ->
     ``{ float *xd1_dst = out_nram; const float *xd1_src0 = x_nram; const float *xd1_src1 = y_nram;``
@@ -208,14 +213,48 @@ def _base(e):
             return None, True
 
 
+def _elements(e, elem: int):
+    """``e`` bytes as a count of ``elem``-byte elements when that is exact by the form of ``e``:
+    a multiple of ``elem`` constant, ``sizeof(T)`` or ``x * sizeof(T)`` with ``sizeof(T) %
+    elem == 0``, anything for 1-byte elements; None otherwise."""
+    def sizeof(n):
+        if isinstance(n, c_ast.UnaryOp) and n.op == "sizeof" and isinstance(n.expr, c_ast.Typename):
+            t = bl.decl_type(n.expr.type)
+            if t.ptr == 0 and t.known():
+                return bl.size_of(t.scalar)
+        return None
+
+    if elem == 1:
+        return e
+    if isinstance(e, c_ast.Constant) and e.type == "int":
+        try:
+            v = int(e.value.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+        return c_ast.Constant("int", str(v // elem)) if v % elem == 0 else None
+    k = sizeof(e)
+    if k is not None:
+        return c_ast.Constant("int", str(k // elem)) if k % elem == 0 else None
+    if isinstance(e, c_ast.BinaryOp) and e.op == "*":
+        for x, y in ((e.left, e.right), (e.right, e.left)):
+            k = sizeof(y)
+            if k is not None and k % elem == 0:
+                return x if k == elem else c_ast.BinaryOp("*", x, c_ast.Constant("int", str(k // elem)))
+        inner = _elements(e.left, elem)
+        if inner is not None and not isinstance(e.left, c_ast.Constant):
+            return c_ast.BinaryOp("*", inner, e.right)
+    return None
+
+
 # ------------------------------------------------------------------------------ the rewriter
 class Detensorizer:
     """Plans (legality) and performs (rewrite) the expansion on one AST."""
 
-    def __init__(self, program, arch_group: int, simd: bool = True, rewrite: bool = True):
+    def __init__(self, program, arch_group: int, simd: bool = True, rewrite: bool = True, typed: bool = False):
         self.program = program
         self.arch_group = arch_group
         self.simd = simd
+        self.typed = typed
         self.rewrite = rewrite
         self.diagnostics: list[Diagnostic] = []
         self.helpers: set[str] = set()
@@ -286,6 +325,10 @@ class Detensorizer:
             self.diag("XP-DETENSOR-001", f"'{name}' has no description with a reference body in "
                       "platforms/bang/intrinsics", call, name)
             return None
+        if self.typed:
+            block = self._typed_copy(call, args, types, env)
+            if block is not None:
+                return block
         form = bl.select_form(name, types)
         if form is None:
             self.diag("XP-DETENSOR-003", f"no form of '{name}' takes {len(args)} arguments", call, name)
@@ -342,6 +385,53 @@ class Detensorizer:
                 continue
             items.append(item)
         block.block_items = items
+        return block
+
+    def _typed_copy(self, call, args, types, env) -> c_ast.Compound | None:
+        """``__memcpy(dst, src, size, dir[, dst_stride, src_stride, segnum])`` between two
+        different arrays / pointers of one element type T, with byte counts that are whole
+        elements by their form, as typed element loops (option ``typed``): ``dst[s * DS + i] =
+        src[s * SS + i]`` for ``s <= segnum``, ``i < size / sizeof(T)``. None: not that form."""
+        name = call.name.name
+        if name not in ("__memcpy", "__memcpy_async") or len(args) not in (4, 7):
+            return None
+        td, ts = types[0], types[1]
+        if td.ptr != 1 or ts.ptr != 1 or not td.known() or td.scalar != ts.scalar:
+            return None
+        nd, _ = _base(args[0])
+        ns, _ = _base(args[1])
+        if nd is None or ns is None or nd == ns:
+            return None
+        elem = bl.size_of(td.scalar)
+        counts = [_elements(a, elem) for a in [args[2]] + (args[4:6] if len(args) == 7 else [])]
+        if any(c is None for c in counts):
+            return None
+        self.counter += 1
+        pre = f"xd{self.counter}_"
+        t = td.base if bl.canon(td.base) == td.scalar else td.scalar
+        q = {"dst": args[0], "src": args[1], "n": counts[0]}
+        if len(args) == 7:
+            q.update({"ds": counts[1], "ss": counts[2], "seg": args[6]})
+            text = (f"{{ {t} *{pre}dst = ({t} *)(__xq_dst); const {t} *{pre}src = (const {t} *)(__xq_src);"
+                    f" for (int {pre}s = 0; {pre}s <= (int)(__xq_seg); ++{pre}s)"
+                    f" for (int {pre}i = 0; {pre}i < (int)(__xq_n); ++{pre}i)"
+                    f" {pre}dst[{pre}s * (__xq_ds) + {pre}i] = {pre}src[{pre}s * (__xq_ss) + {pre}i]; }}")
+        else:
+            text = (f"{{ {t} *{pre}dst = ({t} *)(__xq_dst); const {t} *{pre}src = (const {t} *)(__xq_src);"
+                    f" for (int {pre}i = 0; {pre}i < (int)(__xq_n); ++{pre}i) {pre}dst[{pre}i] = {pre}src[{pre}i]; }}")
+        block = bl.parse_block(text).block_items[0]
+        argmap = {f"__xq_{k}": v for k, v in q.items()}
+
+        class Sub(c_ast.NodeVisitor):
+            def generic_visit(v, node):
+                for cname, child in node.children():
+                    if isinstance(child, c_ast.ID) and child.name in argmap:
+                        _replace_child(node, cname, copy.deepcopy(argmap[child.name]))
+                    else:
+                        v.visit(child)
+
+        Sub().visit(block)
+        self.stats[name + " (typed)"] += 1
         return block
 
     def _no_partial_overlap(self, args, types) -> bool:
@@ -401,7 +491,9 @@ def insert_helpers(ast, used: set[str]) -> None:
     summary="BANG: replace __bang_* / __memcpy / fill calls by scalar C loops generated from "
             "platforms/bang/intrinsics reference bodies",
     options={"arch_group": Option(int, 0, "arch group the bodies are folded for (0 = default profile)"),
-             "simd": Option(bool, True, "mark independent element loops #pragma omp simd")},
+             "simd": Option(bool, True, "mark independent element loops #pragma omp simd"),
+             "typed": Option(bool, False, "1-D / 2-D __memcpy between two buffers of one element type "
+                             "as typed element loops (byte counts that are whole elements by form)")},
     requires=("every special-instruction call has a description with a reference body (XP-DETENSOR-001)",
               "each such call is a statement (XP-DETENSOR-002)",
               "template parameters deducible from the argument types (XP-DETENSOR-003)",
@@ -410,11 +502,11 @@ def insert_helpers(ast, used: set[str]) -> None:
                 "no __bang_* / __memcpy / fill call left"),
     introduces=("xpd_* plain-C helper functions", "#pragma omp simd"),
 ))
-def detensorize(program, *, arch_group: int = 0, simd: bool = True):
+def detensorize(program, *, arch_group: int = 0, simd: bool = True, typed: bool = False):
     if program.platform != "bang":
         return program
     ast = copy.deepcopy(program.ast)
-    d = Detensorizer(program, arch_group or default_arch_group(), simd)
+    d = Detensorizer(program, arch_group or default_arch_group(), simd, typed=typed)
     d.run(ast)
     if d.diagnostics:       # legality passed, so this is an internal inconsistency
         from .base import PassRefused
@@ -428,7 +520,7 @@ def detensorize(program, *, arch_group: int = 0, simd: bool = True):
 
 
 @detensorize.legality
-def _detensorize_legal(program, *, arch_group: int = 0, simd: bool = True) -> list[Diagnostic]:
+def _detensorize_legal(program, *, arch_group: int = 0, simd: bool = True, typed: bool = False) -> list[Diagnostic]:
     if program.platform != "bang":
         return [Diagnostic("XP-DETENSOR-005", f"detensorize (BANG part) applies to BANG programs, not "
                            f"{program.platform}", Coord(program.path), pass_name=NAME)]

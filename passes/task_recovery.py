@@ -585,9 +585,9 @@ class Lift:
         if entry is not None and entry.kind == "kernel" and entry.name in self.kernels:
             extern_c.append(entry.name)
         head = [c_ast.Pragma('GCC optimize ("fp-contract=off")')]
-        if any(isinstance(n, c_ast.IdentifierType) and "half" in n.names for n in bl.walk(c_ast.FileAST(out))):
-            head.append(c_ast.Typedef("half", [], ["typedef"], c_ast.TypeDecl("half", [], None,
-                                                                            c_ast.IdentifierType(["_Float16"]))))
+        for n in bl.walk(c_ast.FileAST(out)):    # BANG half is IEEE binary16 (no typedef: GPU
+            if isinstance(n, c_ast.IdentifierType) and "half" in n.names:   # headers own 'half')
+                n.names = ["_Float16" if x == "half" else x for x in n.names]
         if any(isinstance(n, c_ast.IdentifierType) and "xp_dim3_t" in n.names for n in bl.walk(c_ast.FileAST(out))):
             head += bl.parse_decls("typedef struct { unsigned int x, y, z; } xp_dim3_t;")
         self.ast.ext = head + out
