@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -39,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PLATFORMS = ("cuda", "hip", "bang", "vnni")
 SUFFIX = {"cuda": ".cu", "hip": ".hip", "bang": ".mlu", "vnni": ".cpp"}
 COMPILE_TIMEOUT = 300
+_CODE = re.compile(r"\bXP-?[A-Z0-9]+(?:-[A-Z0-9]+)*\b")
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Record:
     source_on_chip: bool = False
     special: list = field(default_factory=list)
     source_special: bool = False
+    codes: list = field(default_factory=list)    # diagnostic codes of the refused / failed steps
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -126,6 +129,7 @@ def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeou
         rec.status, rec.message = rep.status, rep.message
     except XpilerError as exc:
         rep, rec.status, rec.message = None, "failed", exc.message
+        rec.codes = sorted(set(_CODE.findall(exc.render())))
     except Exception as exc:  # a crash is a failure of this kernel, not of the benchmark
         rep, rec.message = None, f"internal error: {type(exc).__name__}: {exc}"
     rec.seconds = time.perf_counter() - t0
@@ -139,9 +143,11 @@ def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeou
         rec.source_on_chip = bool(src_res.get("on_chip_bytes"))
         rec.special = out_res.get("special_instructions") or []
         rec.source_special = bool(src_res.get("special_instructions"))
-        if rec.status != "verified" and not rec.message:
-            bad = [s for s in rep.steps if s.status not in ("verified",)]
-            rec.message = "; ".join(f"{s.name}: {s.status}" for s in bad[:3])
+        if rec.status != "verified":
+            bad = [s for s in rep.steps if s.status != "verified"]
+            rec.codes = sorted(set(c for s in bad for c in _CODE.findall(s.message)))
+            detail = "; ".join(f"{s.name}: {s.status}" for s in bad[-3:])
+            rec.message = f"{rec.message} ({detail})" if detail and rec.message else (rec.message or detail)
     if do_compile and rec.status == "verified" and out.exists():
         rec.compile = compile_check(out, dst_p, rec.status)
     if out.exists():
@@ -236,9 +242,19 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
             "source_on_chip": sum(1 for r in ver if r["source_on_chip"]),
             "special": sum(1 for r in ver if r["special"]),
             "source_special": sum(1 for r in ver if r["source_special"]),
-            "failures": [f"{r['kernel']}: {r['status']}: {r['message'][:120]}" for r in rs if r["status"] != "verified"],
+            "failures": [f"{r['kernel']}: {r['status']}: {r['message'][:160]}" for r in rs if r["status"] != "verified"],
+            "codes": _count_codes(r for r in rs if r["status"] != "verified"),
         }
     return {"directions": summary, "records": records}
+
+
+def _count_codes(records) -> dict:
+    """Diagnostic code -> number of missed kernels whose refused/failed steps carry it."""
+    out: dict[str, int] = {}
+    for r in records:
+        for c in r.get("codes") or ():
+            out[c] = out.get(c, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def table(result: dict, compile_checked: bool):
@@ -276,6 +292,10 @@ def main_cli(only=None, limit=0, jobs=1, do_compile=False, json_path=None, jsonl
     if not con.is_terminal:
         con = Console(highlight=False, width=140)
     con.print(table(result, do_compile))
+    for d, s in result["directions"].items():
+        if s["codes"]:
+            codes = ", ".join(f"{c} x{n}" for c, n in list(s["codes"].items())[:6])
+            con.print(f"{d.replace('->', ' -> ')} misses ({s['total'] - s['verified']}): {codes}", markup=False)
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(result["directions"], indent=2) + "\n")
