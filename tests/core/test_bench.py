@@ -67,3 +67,14 @@ def test_wrapper_script_runs_the_same_code(tmp_path):
                            "--limit", "1", "--json", str(js)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(js.read_text())["cuda->vnni"]["total"] == 1
+
+
+def test_misses_carry_their_refusal_codes(monkeypatch):
+    from xpiler import translate as tr
+
+    monkeypatch.setitem(tr.PLANS, ("cuda", "hip"), "api_map{to=cuda}")   # refused: source is cuda
+    res = bench.run("cuda:hip", limit=1)
+    (rec,) = res["records"]
+    assert rec["status"] == "failed" and rec["codes"] and all(c.startswith("XP") for c in rec["codes"])
+    assert res["directions"]["cuda->hip"]["codes"] == {c: 1 for c in rec["codes"]}
+    assert "api_map: refused" in rec["message"]
