@@ -185,8 +185,10 @@ def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | N
 
 
 def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
-                 candidates=CANDIDATES) -> Inference:
-    """Find verification inputs for ``program`` (see the module docstring)."""
+                 candidates=CANDIDATES, fixed: dict | None = None) -> Inference:
+    """Find verification inputs for ``program`` (see the module docstring). ``fixed`` holds
+    scalar values the user gave (``--arg n=64``); only the other scalars are inferred."""
+    fixed = dict(fixed or {})
     import numpy as np
 
     from .argspec import random_array
@@ -195,18 +197,19 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
 
     if program.entry is None:
         return Inference(False, reason="the source has no entry function")
-    odd = [p for p in program.params if p.kind == "scalar" and not _int_scalar(p)
+    odd = [p for p in program.params if p.kind == "scalar" and not _int_scalar(p) and p.name not in fixed
            and p.dtype not in ("float16", "bfloat16", "float32", "float64", "bool")]
     if odd:
         return Inference(False, reason=f"parameter '{odd[0].name}' ({odd[0].type}) has no inferable value")
     rules, note = size_rules(program)
     inf = Inference(False, rules=rules, analysis=note)
-    has_ints = any(_int_scalar(p) for p in program.params)
+    has_ints = any(_int_scalar(p) and p.name not in fixed for p in program.params)
     needs_guess = any(r.fallback for r in rules)
     values = candidates if has_ints or needs_guess else candidates[:1]
     safe = None
     for v in values:
-        scalars = {p.name: (int(v) if _int_scalar(p) else (1 if p.dtype == "bool" else FLOAT_VALUE))
+        scalars = {p.name: fixed[p.name] if p.name in fixed else
+                   (int(v) if _int_scalar(p) else (1 if p.dtype == "bool" else FLOAT_VALUE))
                    for p in program.params if p.kind == "scalar"}
         sizes, why = candidate_sizes(program, rules, scalars, v)
         if sizes is None:

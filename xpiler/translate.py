@@ -123,7 +123,23 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infe
     from .verify import make_args
 
     if specs:
-        return make_args(program, specs, seed), "command-line --arg", None
+        missing = [p.name for p in program.params if p.kind == "scalar" and p.name not in specs]
+        only_scalars = all(p.kind == "scalar" for p in program.params if p.name in specs)
+        if not (infer and missing and only_scalars):
+            return make_args(program, specs, seed), "command-line --arg", None
+        # some scalars given, the rest (and every pointer size) inferred around them
+        from .argspec import materialise
+        from .infer import infer_inputs
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        fixed = {p.name: materialise(specs[p.name], p, rng) for p in program.params if p.name in specs}
+        inf = infer_inputs(program, src, seed=seed, timeout=timeout, fixed=fixed)
+        if report is not None:
+            report.inference = inf.to_json()
+        if not inf.ok:
+            return None, f"{inf.describe()}; give --arg for {', '.join(missing)} and the pointers", None
+        return inf.args, f"command-line --arg with {inf.describe()}", None
     case_path = Path(config) if config else src.with_suffix(".json")
     if config and not case_path.exists():
         raise UsageError(f"config file {config} not found")

@@ -162,3 +162,14 @@ def test_extent_larger_than_allocation_is_no_proof_the_run_decides(tmp_path):
     inf = infer_inputs(parse_file(src), src, candidates=(512, 1024))
     assert inf.ok and inf.scalars == {"size": 1024}
     assert inf.tried[0]["outcome"].startswith("OutOfBoundsAccess") and "not proved" in inf.tried[0]["outcome"]
+
+
+def test_given_scalars_are_kept_and_the_rest_inferred(tmp_path, capsys):
+    src = _write(tmp_path, "rowsum.cpp", ROWSUM_VNNI)
+    inf = infer_inputs(parse_file(src), src, fixed={"n": 40})
+    assert inf.ok and inf.scalars == {"m": 16, "n": 40} and inf.sizes == {"a": 640, "out": 16}
+    out, rep = tmp_path / "rowsum.cu", tmp_path / "r.json"
+    assert main(["translate", str(src), "--to", "cuda", "-o", str(out), "--arg", "n=40",
+                 "--report", str(rep)]) == 0, capsys.readouterr().err
+    report = json.loads(rep.read_text())
+    assert report["inputs"].startswith("command-line --arg with inferred inputs: m=16, n=40")
