@@ -24,7 +24,8 @@ profile (``platforms/<p>/profile.toml``, default profile):
     space in ``on_chip_bytes``.
 ``special_instructions``
     The front-end's special-instruction list (wmma, MFMA, shuffles, ``__bang_*``,
-    dpbusd/dpwssd, ...).
+    dpbusd/dpwssd, ...) without the pure data movement (``__memcpy``, ``__bang_write_zero``,
+    barriers), which is listed in ``data_movement``.
 """
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ _KTYPE_CLUSTERS = {"CNRT_FUNC_TYPE_BLOCK": 0, "CNRT_FUNC_TYPE_UNION1": 1, "CNRT_
                    "block": 0, "union1": 1, "union2": 2, "union4": 4, "union8": 8, "union16": 16}
 _KTYPE_NUM = {1: 0, 4: 1, 8: 2, 16: 4, 32: 8, 64: 16}
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+# intrinsics that only move or fill memory (DMA copies, fills, barriers): listed apart from the
+# special (compute) instructions
+_DATA_MOVEMENT = re.compile(r"^(?:__memcpy\w*|__memset\w*|__sync\w*|__bang_write_(?:zero|value))$")
 
 
 def profile(platform: str) -> dict:
@@ -208,9 +212,11 @@ def resources(program, scalars: dict | None = None, launch: dict | None = None) 
             totals[b.space] = totals.get(b.space, 0) + b.bytes
     capacity = {s: prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")
                 for s in totals if prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")}
+    names = sorted(set(program.intrinsics))
     return {"platform": program.platform, "parallel": par, "buffers": buffers,
             "on_chip_bytes": totals, "on_chip_capacity": capacity,
-            "special_instructions": sorted(set(program.intrinsics))}
+            "special_instructions": [n for n in names if not _DATA_MOVEMENT.match(n)],
+            "data_movement": [n for n in names if _DATA_MOVEMENT.match(n)]}
 
 
 def one_line(res: dict) -> str:
@@ -230,7 +236,9 @@ def one_line(res: dict) -> str:
                  f"{par.get('avx512_calls', 0)} avx512 calls)"
     bufs = ", ".join(f"{s} {n} B" for s, n in sorted(res.get("on_chip_bytes", {}).items())) or "none"
     special = ", ".join(res.get("special_instructions") or []) or "none"
-    return f"parallel units {units}; on-chip buffers: {bufs}; special instructions: {special}"
+    moves = ", ".join(res.get("data_movement") or [])
+    return (f"parallel units {units}; on-chip buffers: {bufs}; special instructions: {special}"
+            + (f"; data movement: {moves}" if moves else ""))
 
 
 def _dims(d) -> str:

@@ -48,6 +48,7 @@ def test_bang_kernel_entry_uses_the_profile_launch_and_on_chip_buffers():
     assert res["parallel"]["units_used"] == res["parallel"]["units_available"] == 16
     assert set(res["on_chip_bytes"]) >= {"nram", "wram"} and res["on_chip_capacity"]["nram"] == 786432
     assert "__bang_matmul" in res["special_instructions"]
+    assert "__memcpy" in res["data_movement"] and "__memcpy" not in res["special_instructions"]
     assert "16/16 cores" in one_line(res)
 
 
