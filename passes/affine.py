@@ -556,6 +556,8 @@ class _Walker(c_ast.NodeVisitor):
         helper = self.helpers.get(name) if name else None
         pure = name in PURE_FUNCTIONS or (helper is not None and _pure_helper(helper))
         if name in MEM_FUNCTIONS and self._mem_operands_traced(name, args):
+            if self._mem_ranges(name, args, n):
+                return
             # its effects are the accesses its pointer operands record when visited (each an
             # escape: read and written at an unknown element of a known buffer)
             pure = True
@@ -568,6 +570,60 @@ class _Walker(c_ast.NodeVisitor):
             self.visit(a)
 
     top_calls: list = []
+
+    def _mem_ranges(self, name: str, args, node) -> bool:
+        """Record a mem* call with a constant byte count as byte-range accesses (destination
+        written, source read); False (nothing recorded) when the count is not constant."""
+        nbytes = self._const_bytes(args[2])
+        if nbytes is None or nbytes <= 0:
+            return False
+        ops = [(args[0], True)] + ([] if name == "memset" else [(args[1], False)])
+        for a, write in ops:
+            x = a
+            while isinstance(x, c_ast.Cast):
+                x = x.expr
+            if isinstance(x, c_ast.UnaryOp) and x.op == "&" and isinstance(x.expr, c_ast.ID):
+                self.scalar_write(x.expr.name, node)
+                continue
+            base = self.pointer_base(a)
+            off = base[1]
+            if off is not None and not _is_bytes(off):
+                size = self.root_elem_bytes(base[0])
+                off = None if size is None else ("bytes", ("*", off, ("c", size)))
+            idx = None if off is None else ("bytes", off[1], nbytes)
+            self.record((base[0], idx, base[0] in self.params), not write, write, node)
+            self.visit_pointer_expr(a)
+        if name == "memset":
+            self.visit(args[1])
+        return True
+
+    def _const_bytes(self, e) -> int | None:
+        """Value of a byte count: an integer expression or ``sizeof`` of a type / array."""
+        if isinstance(e, c_ast.UnaryOp) and e.op == "sizeof":
+            x = e.expr
+            if isinstance(x, c_ast.Typename) and not isinstance(x.type, c_ast.PtrDecl):
+                return _bytes_of_words(_type_names(x.type))
+            if isinstance(x, c_ast.ID):
+                var = self.lookup(x.name)
+                if var is not None and var.kind == "array" and var.decl is not None and \
+                        all(d is not None for d in var.dims):
+                    t = var.decl.type
+                    while isinstance(t, c_ast.ArrayDecl):
+                        t = t.type
+                    size = _bytes_of_words(_type_names(t)) if isinstance(t, c_ast.TypeDecl) \
+                        else None
+                    if size is not None:
+                        for d in var.dims:
+                            size *= d
+                    return size
+            return None
+        if isinstance(e, c_ast.BinaryOp) and e.op == "*":
+            a, b = self._const_bytes(e.left), self._const_bytes(e.right)
+            return None if a is None or b is None else a * b
+        if isinstance(e, c_ast.Cast):
+            return self._const_bytes(e.expr)
+        v = self.ir(e)
+        return v[1] if v is not None and v[0] == "c" else None
 
     def _mem_operands_traced(self, name: str, args) -> bool:
         """memcpy/memmove(d, s, n) / memset(d, c, n) whose pointer operands trace to buffers
@@ -710,6 +766,28 @@ class _Walker(c_ast.NodeVisitor):
             lp.canonical = False
             lp.reason = f"the induction variable '{lp.var}' is assigned in the loop body"
 
+    def _upper_bound(self, c, name: str) -> IR:
+        """Exclusive upper bound ``b`` of ``name`` from a condition ``v < b`` / ``v <= b`` /
+        ``v + e < b`` (or mirrored), None for other conditions."""
+        if not (isinstance(c, c_ast.BinaryOp) and c.op in ("<", "<=", ">", ">=")):
+            return None
+        op, l, r = c.op, c.left, c.right
+        if _is_var(r, name) or (not _is_var(l, name) and _split_var_plus(l, name, self) is None):
+            op, l, r = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op], r, l
+        if op not in ("<", "<="):
+            return None
+        rb = self.ir(r)
+        if rb is None:
+            return None
+        if _is_var(l, name):
+            b = rb
+        else:
+            lin = _split_var_plus(l, name, self)
+            if lin is None:
+                return None
+            b = ("-", rb, lin)
+        return ("+", b, ("c", 1)) if op == "<=" else b
+
     def _recognise(self, lp: LoopInfo, start, n: c_ast.For, var: Var) -> None:
         name = var.name
         step = _step_of(n.next, name, self)
@@ -720,6 +798,23 @@ class _Walker(c_ast.NodeVisitor):
             lp.reason = "the loop's increment is not a constant step of its variable"
             return
         c = n.cond
+        if isinstance(c, c_ast.BinaryOp) and c.op == "&&" and step > 0:
+            # ``v < b1 && v + c < b2``: both upper bounds hold up to the first iteration that
+            # fails one of them, i.e. the loop runs while v < min(b1, b2)
+            his = []
+            for part in _conjuncts_ast(c):
+                hb = self._upper_bound(part, name)
+                if hb is None:
+                    lp.reason = "a conjunct of the loop condition is not an upper bound of " \
+                                "its variable"
+                    return
+                his.append(hb)
+            hi = his[0]
+            for h in his[1:]:
+                hi = ("?", ("<", hi, h), hi, h)
+            lp.lo, lp.start, lp.hi, lp.step = start, start, hi, step
+            lp.canonical = True
+            return
         bound = None
         if isinstance(c, c_ast.BinaryOp) and c.op in ("<", "<=", ">", ">=", "!="):
             op, l, r = c.op, c.left, c.right
@@ -780,6 +875,12 @@ def _bytes_of_words(words) -> int | None:
 
 def _is_bytes(ir) -> bool:
     return isinstance(ir, tuple) and ir[:1] == ("bytes",)
+
+
+def _conjuncts_ast(c) -> list:
+    if isinstance(c, c_ast.BinaryOp) and c.op == "&&":
+        return _conjuncts_ast(c.left) + _conjuncts_ast(c.right)
+    return [c]
 
 
 def _type_names_text(t: str) -> list[str]:

@@ -12,12 +12,20 @@ Summary
     ``int i = 0; for (; i + s <= n; i += s)`` it is ``n / s * s`` (``n >= 0``, the sizes
     assumption of ``passes/affine.py``). The loops become canonical for ``passes/affine.py``
     and the tail after them gets a never-assigned start.
+
+    Running counters (``_Canon.counters``): in a perfect rectangular nest of canonical loops
+    (``for (int v = lo; v < hi; ++v)``, bounds invariant in the nest), an integer local used
+    only as ``p++`` / ``++p`` evaluated on every execution of the innermost body
+    (``out[p++] = x[...]``) becomes ``p + k`` (``p + k + 1``) with ``k`` the row-major number of
+    earlier innermost iterations, and ``p += T1 * ... * Tn`` (trip counts clamped at 0)
+    follows the nest unless ``p`` is a local of the block that nothing reads afterwards.
 Requires
     1. The program has an entry function definition (XP-INDVAR-001).
     2. At least one loop with an empty (or ``i = E0``) initialiser whose condition is ``i < B``,
        ``i <= B`` or ``i + c <= B`` / ``i + c < B``, whose step is a positive constant, whose
        body does not assign ``i`` or any name of ``B``/``E0``, and whose variable is an
-       integer local with a known entry value (XP-INDVAR-002).
+       integer local with a known entry value; or a running counter as above
+       (XP-INDVAR-002).
 Guarantees
     Same outputs on the virtual device.
 Options
@@ -26,6 +34,8 @@ Example
     ``int i = 0; for (; i + 16 <= n; i += 16) f(i); if (i < n) g(i);``  ->
     ``int i = 0; for (int i__v1 = 0; i__v1 + 16 <= n; i__v1 += 16) f(i__v1);
     int i__e1 = n / 16 * 16; i = i__e1; if (i__e1 < n) g(i__e1);``
+    ``int p = 0; for (a < A) for (b < B) out[p++] = x[b * A + a];``  ->
+    ``int p = 0; for (a < A) for (b < B) out[p + (a * B + b)] = x[b * A + a];``
 """
 from __future__ import annotations
 
@@ -120,7 +130,7 @@ class _Canon:
         out: list = []
         known: dict[str, c_ast.Node] = {}        # var -> value expression at this point
         subst: dict[str, c_ast.Node] = {}        # var -> never-assigned end local
-        for s in items:
+        for s in self._with_counters(items):
             s = self.rec(s)
             if subst:
                 w = canon.written_names(s)
@@ -151,6 +161,24 @@ class _Canon:
                 known = {}
         return out
 
+    def _with_counters(self, items: list):
+        """The statements, with the updates a counter rewrite (``counters``) appends after
+        its nest following it (outermost nests first, so a counter spans the whole nest)."""
+        out = []
+        for k, s in enumerate(items):
+            local = {d.name for d in items[:k] if isinstance(d, c_ast.Decl) and d.name}
+            later = set().union(*(canon.ids_in(x) for x in items[k + 1:])) if k + 1 < len(items) \
+                else set()
+            # a counter declared in this block and not read after the nest needs no update
+            dead = local - later
+            r = self.counters(s, dead) if isinstance(s, c_ast.For) else None
+            if r is None:
+                out.append(s)
+            else:
+                out.append(r[0])
+                out += r[1:]
+        return out
+
     @staticmethod
     def _is_outer_loop(s: c_ast.For, v: str) -> bool:
         return s.init is None and isinstance(s.next, (c_ast.UnaryOp, c_ast.Assignment)) and \
@@ -171,6 +199,69 @@ class _Canon:
             return self.rec(s)
         out = self.items([s])
         return out[0] if len(out) == 1 else c_ast.Compound(out)
+
+    def counters(self, s: c_ast.For, dead=frozenset()):
+        """Running counters of a rectangular nest (``out[p++] = ...`` in the innermost body)
+        -> closed forms: the statements replacing ``s``, or None.
+
+        Legality: ``s`` is a perfect nest of ``for (int v = lo; v < hi; ++v)`` loops whose
+        bounds name no loop variable of the nest and nothing the nest assigns; the counter
+        is an integer local that is not a loop variable, appears exactly once in the nest,
+        as ``p++`` / ``++p`` in the innermost body, evaluated on every execution of it.
+        Rewrite: ``p++`` -> ``p + k`` (``++p`` -> ``p + k + 1``) with ``k`` the number of
+        innermost iterations before this one (row-major over the trip counts ``hi - lo``,
+        positive whenever the body runs), then ``p += T1 * T2 * ...`` after the nest (each
+        trip count clamped at 0), so ``p`` ends with the value the original left (omitted for
+        a counter declared in the enclosing block and not read after the nest: ``dead``)."""
+        nest = _rect_nest(s)
+        if nest is None:
+            return None
+        loops, inner = nest
+        vars_ = {v for v, _, _ in loops}
+        written = canon.written_names(s)
+        for _, lo, hi in loops:
+            if (canon.ids_in(lo) | canon.ids_in(hi)) & (vars_ | written):
+                return None
+        body = inner.stmt
+        uses: dict[str, list] = {}
+        for n in canon.walk(s):
+            if isinstance(n, c_ast.ID):
+                uses.setdefault(n.name, []).append(n)
+        found = []
+        for n in canon.walk(body):
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "++") and \
+                    isinstance(n.expr, c_ast.ID):
+                p = n.expr.name
+                if p in vars_ or self.decl_types.get(p) not in INT_TYPES or \
+                        len(uses.get(p, [])) != 1 or not _unconditional_path(body, n):
+                    continue
+                found.append((p, n))
+        if not found:
+            return None
+        k = None
+        for v, lo, hi in loops:
+            off = _minus(c_ast.ID(v), lo)
+            if k is None:
+                k = off
+            else:
+                k = c_ast.BinaryOp("+", c_ast.BinaryOp("*", k, _minus(hi, lo)), off)
+        total = None
+        for _, lo, hi in loops:
+            (t,) = canon.parse_stmts("__xp = (1 > 0 ? 1 - 0 : 0);")
+            t = t.rvalue
+            t.cond.left, t.cond.right = copy.deepcopy(hi), copy.deepcopy(lo)
+            t.iftrue = _minus(hi, lo)
+            total = t if total is None else c_ast.BinaryOp("*", total, t)
+        out_after = []
+        for p, node in found:
+            value = c_ast.BinaryOp("+", c_ast.ID(p), copy.deepcopy(k))
+            if node.op == "++":
+                value = c_ast.BinaryOp("+", value, c_ast.Constant("int", "1"))
+            _replace(body, node, value)
+            if p not in dead:
+                out_after.append(c_ast.Assignment("+=", c_ast.ID(p), copy.deepcopy(total)))
+        self.done += 1
+        return [s] + out_after
 
     def loop(self, s: c_ast.For, known: dict, subst: dict):
         nxt = s.next
@@ -217,6 +308,75 @@ class _Canon:
         return [new, end_decl, assign]
 
 
+def _minus(a, b):
+    """``a - b`` (``a`` when ``b`` is the literal 0)."""
+    if isinstance(b, c_ast.Constant) and _const(b) == 0:
+        return copy.deepcopy(a)
+    return c_ast.BinaryOp("-", copy.deepcopy(a), copy.deepcopy(b))
+
+
+def _replace(root, old, new) -> None:
+    """Replace the node ``old`` (by identity) under ``root`` by ``new``."""
+    for n in canon.walk(root):
+        for attr in n.__slots__:
+            if attr in ("coord", "__weakref__"):
+                continue
+            v = getattr(n, attr, None)
+            if v is old:
+                setattr(n, attr, new)
+                return
+            if isinstance(v, list):
+                for i, x in enumerate(v):
+                    if x is old:
+                        v[i] = new
+                        return
+
+
+def _rect_nest(s: c_ast.For):
+    """[(var, lo, hi)] of a perfect nest of ``for (int v = lo; v < hi; ++v)`` loops starting
+    at ``s`` and its innermost body, or None."""
+    loops, cur = [], s
+    while isinstance(cur, c_ast.For):
+        if not (isinstance(cur.init, c_ast.DeclList) and len(cur.init.decls) == 1 and
+                cur.init.decls[0].init is not None):
+            return None
+        v = cur.init.decls[0].name
+        c = cur.cond
+        if not (isinstance(c, c_ast.BinaryOp) and c.op == "<" and isinstance(c.left, c_ast.ID)
+                and c.left.name == v) or _step(cur.next, v) != 1:
+            return None
+        loops.append((v, cur.init.decls[0].init, c.right))
+        body = cur.stmt
+        if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1 and \
+                isinstance(body.block_items[0], c_ast.For):
+            body = body.block_items[0]
+        if not isinstance(body, c_ast.For):
+            return loops, cur
+        cur = body
+    return None
+
+
+_UNCONDITIONAL = (c_ast.Compound, c_ast.ExprList, c_ast.Assignment, c_ast.ArrayRef,
+                  c_ast.UnaryOp, c_ast.Cast, c_ast.FuncCall, c_ast.Decl, c_ast.TypeDecl,
+                  c_ast.InitList)
+
+
+def _unconditional_path(root, target) -> bool:
+    """Is ``target`` reached from ``root`` only through nodes evaluated on every execution
+    of ``root`` (no if/?:/&&/||/loop/switch between them)?"""
+    def find(n, ok):
+        if n is target:
+            return ok
+        here = ok and (isinstance(n, _UNCONDITIONAL) or
+                       (isinstance(n, c_ast.BinaryOp) and n.op not in ("&&", "||")))
+        for _, c in n.children():
+            r = find(c, here)
+            if r is not None:
+                return r
+        return None
+    return bool(find(root, True))
+
+
 def _run(program, ast):
     fdef = canon.entry_def(ast, program.entry.name) if program.entry else None
     if fdef is None:
@@ -232,7 +392,8 @@ def _run(program, ast):
             "loops declaring their own variable; the value after the loop as a never-assigned local",
     requires=("an entry function definition (XP-INDVAR-001)",
               "a loop without declared variable, condition v < B / v + c <= B, positive constant "
-              "step, known entry value, body not assigning v or its bounds (XP-INDVAR-002)"),
+              "step, known entry value, body not assigning v or its bounds; or a running "
+              "counter p++ of a rectangular nest (XP-INDVAR-002)"),
     guarantees=("same outputs on the virtual device",),
     introduces=("v__vN loop variables", "v__eN end values"),
 ))

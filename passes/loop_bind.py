@@ -99,6 +99,7 @@ class Plan:
     helpers: set
     info: affine.NestInfo
     scratch: dict = field(default_factory=dict)     # host array name -> Decl (device buffer)
+    aliases: dict = field(default_factory=dict)     # host pointer local -> Decl (rebased)
 
 
 def _diag(program, code: str, message: str, node=None) -> Diagnostic:
@@ -108,15 +109,15 @@ def _diag(program, code: str, message: str, node=None) -> Diagnostic:
     return Diagnostic(code, message, coord, pass_name=NAME)
 
 
-def plan(program, block: int = 256) -> tuple[Plan | None, list[Diagnostic]]:
+def plan(program, block: int = 256, extents: dict | None = None) -> tuple[Plan | None, list[Diagnostic]]:
     """The lowering plan, or None with the diagnostics that refuse it (legality)."""
     try:
-        return _plan(program, block), []
+        return _plan(program, block, extents), []
     except BindError as exc:
         return None, [_diag(program, exc.code, exc.message, exc.node)]
 
 
-def _plan(program, block: int) -> Plan:
+def _plan(program, block: int, extents: dict | None = None) -> Plan:
     if not 1 <= block <= 1024:
         raise BindError("XP-BIND-004", f"block={block}: CUDA/HIP blocks hold 1..1024 threads")
     if program.platform != "vnni":
@@ -133,6 +134,9 @@ def _plan(program, block: int) -> Plan:
         code, msg, node = info.problems[0]
         raise BindError(code, msg, node)
     sizes = affine.extents(info)
+    for name in sizes:                   # caller-known element counts (e.g. host allocations)
+        if sizes[name] is None and extents and extents.get(name) is not None:
+            sizes[name] = extents[name]
     for name, size in sizes.items():
         if size is None:
             acc = next((a for a in info.accesses if a.buffer == name and
@@ -153,7 +157,7 @@ def _plan(program, block: int) -> Plan:
             msg += f" ({why.reason})"
             node = why.node
         raise BindError("XP-BIND-001", msg, node)
-    return Plan(regions, sizes, builder.helpers, info, builder.scratch)
+    return Plan(regions, sizes, builder.helpers, info, builder.scratch, builder.aliases)
 
 
 def _intrinsic_calls(program) -> list[str]:
@@ -229,6 +233,8 @@ class _Planner:
         self.first_refusal = None
         self.counter = 0
         self.scratch: dict[str, c_ast.Decl] = {}   # host-declared arrays device code uses
+        self.aliases: dict[str, c_ast.Decl] = {}   # host pointer locals rebased for kernels
+        self.written = _assigned_names(self.info.function.body)
 
     # -- partition ---------------------------------------------------------------------
     def partition(self, items: list, scope: dict) -> list[Region]:
@@ -352,8 +358,14 @@ class _Planner:
                 r.params.append((name, _scratch_param_type(decl)))
                 continue
             if decl is not None and isinstance(decl.type, c_ast.PtrDecl):
-                raise BindError("XP-BIND-005", f"host pointer '{name}' is used in device code "
-                                "(it would point into host memory)", decl)
+                why = self._alias_refusal(decl, scope, r.stmts)
+                if why is not None:
+                    raise BindError("XP-BIND-005", f"host pointer '{name}' is used in device "
+                                    f"code and cannot be rebased onto a device buffer: {why}",
+                                    decl)
+                self.aliases[name] = decl
+                r.params.append((name, self._param_type(name, decl)))
+                continue
             if r.kind == "single" and name in names.assigned:
                 raise BindError("XP-BIND-003", f"'{name}' is assigned in device code but lives "
                                 "on the host", r.stmts[0])
@@ -384,6 +396,66 @@ class _Planner:
             cont = any(k == "continue" for lp in r.loops for k, _ in lp.escapes)
             r.stride = cont or (symbolic and (len(r.loops) > 1 or wide)) or (
                 count is not None and count > MAX_GRID * r.block)
+
+    def _alias_refusal(self, decl: c_ast.Decl, scope, stmts) -> str | None:
+        """Legality of rebasing the host pointer local ``decl`` (``const float *a = A + bb *
+        I * J;``) for kernels: it is never assigned after its declaration, its initialiser is
+        a pointer parameter, a host array (then a scratch buffer) or another such local, plus
+        integer offsets over scalars that are never assigned or are variables of the host
+        loops around it (fixed while the launches of one iteration run). None when legal."""
+        if decl.init is None:
+            return "it has no initialiser"
+        if decl.name in self.written:
+            return "it is assigned after its declaration"
+        roots = []
+
+        def walk(e) -> str | None:
+            if isinstance(e, c_ast.Cast):
+                return walk(e.expr)
+            if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+                pl = _is_pointerish(e.left, scope, self.pointer_params)
+                pr = _is_pointerish(e.right, scope, self.pointer_params)
+                if pl and not pr:
+                    return walk(e.left) or offset(e.right)
+                if pr and not pl and e.op == "+":
+                    return walk(e.right) or offset(e.left)
+                return "pointer arithmetic the pass cannot follow"
+            if isinstance(e, c_ast.ID):
+                d = scope.get(e.name, False)
+                if d is None and e.name in self.pointer_params:
+                    roots.append(e.name)
+                    return None
+                if d is not False and d is not None and isinstance(d.type, c_ast.ArrayDecl):
+                    why = _scratch_refusal(d, stmts)
+                    if why is None:
+                        self.scratch[e.name] = d
+                        roots.append(e.name)
+                    return why
+                if d is not False and d is not None and isinstance(d.type, c_ast.PtrDecl):
+                    why = self._alias_refusal(d, scope, stmts)
+                    if why is None:
+                        self.aliases[e.name] = d
+                        roots.append(e.name)
+                    return why
+                return f"'{e.name}' is not a parameter or host array"
+            return "an initialiser that is not a pointer plus offsets"
+
+        def offset(e) -> str | None:
+            for n in _ids(e):
+                d = scope.get(n, False)
+                if d is False:
+                    if n in self.info.params or self.program.facts.get("constants", {}).get(n) \
+                            is not None:
+                        continue
+                    return f"'{n}' in its offset is not visible on the host"
+                if n in self.written and not _is_loop_decl(d, self.info):
+                    return f"'{n}' in its offset is assigned"
+            return None
+
+        why = walk(decl.init)
+        if why is None and len(roots) != 1:
+            why = "not exactly one base pointer"
+        return why
 
     def _param_type(self, name: str, decl) -> str:
         if decl is None:
@@ -464,6 +536,54 @@ def _scratch_release(decl: c_ast.Decl, rt) -> list:
         code += f"{rt.memcpy}({decl.name}, {d}, sizeof({decl.name}), {rt.d2h});"
     code += f"{rt.free}({d});"
     return _parse_snippet(code)
+
+
+def _assigned_names(body) -> set[str]:
+    """Names assigned anywhere in ``body`` (``=``, compound assignment, ``++``/``--``, ``&``)."""
+    v = _Names()
+    v.visit(body)
+    return v.assigned
+
+
+def _ids(e) -> list[str]:
+    out = []
+
+    class V(c_ast.NodeVisitor):
+        def visit_ID(v, n):
+            out.append(n.name)
+
+        def visit_UnaryOp(v, n):
+            if n.op != "sizeof":
+                v.generic_visit(n)
+
+    V().visit(e)
+    return out
+
+
+def _is_pointerish(e, scope, pointer_params) -> bool:
+    """Is ``e`` pointer-valued (a cast to a pointer, a pointer parameter, an array or pointer
+    local, or pointer arithmetic on one)?"""
+    while isinstance(e, c_ast.Cast):
+        if isinstance(e.to_type.type, c_ast.PtrDecl):
+            return True
+        e = e.expr
+    if isinstance(e, c_ast.ID):
+        d = scope.get(e.name, False)
+        if d is None:
+            return e.name in pointer_params
+        return d is not False and isinstance(d.type, (c_ast.PtrDecl, c_ast.ArrayDecl))
+    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+        return _is_pointerish(e.left, scope, pointer_params) or \
+            (e.op == "+" and _is_pointerish(e.right, scope, pointer_params))
+    return False
+
+
+def _is_loop_decl(decl, info) -> bool:
+    """Is ``decl`` the induction variable declaration of a canonical loop (written only by
+    the loop header, constant during one iteration's launches)?"""
+    return any(lp.canonical and lp.node.init is not None and
+               isinstance(lp.node.init, c_ast.DeclList) and lp.node.init.decls[0] is decl
+               for lp in info.loops)
 
 
 def _strip_quals(t) -> None:
@@ -749,16 +869,57 @@ def _typedefs(params) -> str:
     return "\n".join(out) + "\n"
 
 
-def _launch_stmts(region: Region, info, k: int, scratch=frozenset()) -> list:
+def _device_value(name: str, ptype: str | None, info, scratch, aliases):
+    """Host expression for the device counterpart of a pointer-valued host name: ``d_P`` for
+    a pointer parameter, the scratch buffer for a host array, the rebased initialiser for a
+    host pointer local (``A + bb * I * J`` -> ``d_A + bb * I * J``); None for other names."""
+    if _is_pointer_param(name, info):
+        return c_ast.ID(f"d_{name}")
+    if name in scratch:
+        t = ptype or _scratch_param_type(scratch[name])
+        return c_ast.Cast(_typename_of(t), c_ast.ID(_scratch_name(name)))
+    if name in aliases:
+        from platforms.common.generator import type_text
+        decl = aliases[name]
+        e = copy.deepcopy(decl.init)
+        _strip_coords(e)
+
+        def sub(n):
+            for attr in n.__slots__:
+                if attr in ("coord", "__weakref__"):
+                    continue
+                v = getattr(n, attr, None)
+                if isinstance(v, c_ast.ID):
+                    r = _device_value(v.name, None, info, scratch, aliases)
+                    if r is not None:
+                        setattr(n, attr, r)
+                elif isinstance(v, c_ast.Node):
+                    sub(v)
+                elif isinstance(v, list):
+                    for k, x in enumerate(v):
+                        if isinstance(x, c_ast.ID):
+                            r = _device_value(x.name, None, info, scratch, aliases)
+                            if r is not None:
+                                v[k] = r
+                        elif isinstance(x, c_ast.Node):
+                            sub(x)
+
+        if isinstance(e, c_ast.ID):
+            e = _device_value(e.name, None, info, scratch, aliases) or e
+        else:
+            sub(e)
+        t = copy.deepcopy(decl.type)
+        _strip_quals(t)
+        return c_ast.Cast(_typename_of(ptype or type_text(t)), e)
+    return None
+
+
+def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None) -> list:
     """Host statements launching ``region`` (count, grid, <<<>>>)."""
     args = []
     for n, t in region.params:
-        if _is_pointer_param(n, info):
-            args.append(c_ast.ID(f"d_{n}"))
-        elif n in scratch:               # the device buffer, typed like the kernel parameter
-            args.append(c_ast.Cast(_typename_of(t), c_ast.ID(_scratch_name(n))))
-        else:
-            args.append(c_ast.ID(n))
+        dev = _device_value(n, t, info, scratch or {}, aliases or {})
+        args.append(dev if dev is not None else c_ast.ID(n))
     if region.kind == "single":
         grid, blk = _dim3(c_ast.Constant("int", "1")), _dim3(c_ast.Constant("int", "1"))
         return [_launch(region.name, grid, blk, args)]
@@ -837,7 +998,8 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256):
     kernels: list[c_ast.FuncDef] = []
     from platforms.common.hostgen import CUDA_RUNTIME, HIP_RUNTIME
     rt = HIP_RUNTIME if to == "hip" else CUDA_RUNTIME
-    host_items = _lower_regions(the_plan.regions, info, kernels, [0], the_plan.scratch, rt)
+    host_items = _lower_regions(the_plan.regions, info, kernels, [0], the_plan.scratch, rt,
+                                the_plan.aliases)
     sizes = {n: str(v) for n, v in the_plan.sizes.items()}
     marker = "__xp_marker_kernel"
     host_text = backend.emit_host_entry(program.entry.name, list(program.entry.params), marker,
@@ -899,7 +1061,8 @@ def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256) -> list[Dia
     if the_plan is None:
         return problems
     try:
-        _lower_regions(the_plan.regions, the_plan.info, [], [0], the_plan.scratch)
+        _lower_regions(the_plan.regions, the_plan.info, [], [0], the_plan.scratch, None,
+                       the_plan.aliases)
     except BindError as exc:
         return [_diag(program, exc.code, exc.message, exc.node)]
     return []
@@ -912,7 +1075,8 @@ def _is_marker_launch(s, marker: str) -> bool:
     return parts is not None and isinstance(parts[0], c_ast.ID) and parts[0].name == marker
 
 
-def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt=None) -> list:
+def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt=None,
+                   aliases=None) -> list:
     """Host statements of ``regions``; kernels are appended to ``kernels``. Host arrays in
     ``scratch`` (name -> Decl) get a device buffer after their declaration, released at the
     end of the statement list that declares them."""
@@ -929,11 +1093,11 @@ def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt
         elif r.kind == "hostloop":
             loop = _clean(r.stmts[0])
             loop.stmt = c_ast.Compound(_lower_regions(r.inner, info, kernels, counter,
-                                                      scratch, rt))
+                                                      scratch, rt, aliases))
             out.append(loop)
         else:
             kernels.append(_kernel_def(r, info, None))
-            out += _launch_stmts(r, info, counter[0], scratch)
+            out += _launch_stmts(r, info, counter[0], scratch, aliases)
             counter[0] += 1
     if mine and any(isinstance(n, c_ast.Return) for s in out for n in _walk(s)):
         raise BindError("XP-BIND-005", "a return statement would skip the release of the "
