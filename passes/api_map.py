@@ -9,7 +9,8 @@ Requires
     2. It uses no tensor-core / matrix-core instruction (``nvcuda::wmma``, ``__builtin_amdgcn_*``):
        those need the tensorize/detensorize pair, not a rename.
     3. It uses no ``__match_*`` / ``__reduce_*_sync`` intrinsic; HIP -> CUDA also no 64-lane vote
-       (``__ballot``, ``__any``, ``__activemask``, ``__lane_id``), which 32-lane warps cannot express.
+       (``__ballot``, ``__any``, ``__activemask``, ``__lane_id``) and no shuffle with a constant
+       width above 32, which 32-lane warps cannot express (XP-APIMAP-002).
 Guarantees
     Same outputs on the virtual device: CUDA shuffles become HIP shuffles with an explicit width
     of 32 (the HIP width defaults to the 64-lane wavefront), and ``warpSize`` in CUDA device code
@@ -134,6 +135,13 @@ def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
     if pair != {"cuda", "hip"}:
         return [Diagnostic("XP-APIMAP-001", f"api_map translates between cuda and hip, not "
                            f"{program.platform} -> {to}", Coord(program.path), pass_name="api_map")]
+    if to == "cuda":
+        wide = _wide_shuffle(program.ast)
+        if wide is not None:
+            name, width, coord = wide
+            return [Diagnostic("XP-APIMAP-002", f"'{name}' with width {width} spans a 64-lane wavefront, which "
+                               "has no one-to-one cuda equivalent (warps have 32 lanes)",
+                               _coord(program, coord), construct=name, pass_name="api_map")]
     uses = _Uses()
     uses.visit(program.ast)
     for name, coord in uses.found:
@@ -172,6 +180,31 @@ def _map_define(line: str, names: dict, to: str) -> str:
 def _ocml_to_cuda(m) -> str:
     """``__ocml_erf_f32`` -> ``erff``; ``__ocml_erf_f64`` -> ``erf`` (CUDA's libm names)."""
     return m.group(1) + ("f" if m.group(2) == "32" else "")
+
+
+def _wide_shuffle(ast):
+    """(name, width, coord) of the first HIP shuffle with a constant width above CUDA's 32."""
+    hip_shuffles = set(load_map()["shuffles"].values())
+    for node in _walk(ast):
+        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+                node.name.name in hip_shuffles and node.args and len(node.args.exprs) >= 3:
+            w = node.args.exprs[2]
+            if isinstance(w, c_ast.Constant) and w.type == "int":
+                try:
+                    width = int(w.value.rstrip("uUlL"), 0)
+                except ValueError:
+                    continue
+                if width > load_map()["constants"]["cuda_warp_size"]:
+                    return node.name.name, width, node.coord
+    return None
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in n.children())
 
 
 def _map_include(line: str, includes: dict) -> str:

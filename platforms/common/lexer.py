@@ -37,6 +37,8 @@ const_ / dynamic_cast                       the keyword
 ``using T = U;``                            ``Typedef``; ``facts['using_aliases']``
 ``__attribute__((a, b(x)))``                C23 ``AttributeSpecifier`` with namespace ``gnu``
 ``T &x`` (declarator references)            ``PtrDecl(quals=['__xp_ref'])``
+``namespace { ... }`` (anonymous)           the braces are dropped
+``[captures](params) { ... }`` (lambda)     XP1120 (not modelled)
 ``template <...>`` function templates       one function per used instantiation, named
                                             ``<name>_<args>`` (step 0, ``templates.py``)
 ==========================================  ===============================================
@@ -264,6 +266,7 @@ class TokenRewriter:
 
     def run(self) -> list[Token]:
         self.check_balance()
+        self.unwrap_anonymous_namespaces()
         self.expand_statement_macros()
         try:
             self.toks = instantiate(self.toks)
@@ -276,6 +279,19 @@ class TokenRewriter:
                 self.out.append(self.toks[self.i])
                 self.i += 1
         return self.out
+
+    def unwrap_anonymous_namespaces(self) -> None:
+        """``namespace { ... }`` only gives its contents internal linkage: the braces are dropped
+        (a named namespace stays unsupported, XP1120)."""
+        k = 0
+        while k + 1 < len(self.toks):
+            t = self.toks[k]
+            if t.type == "ID" and t.value == "namespace" and self.toks[k + 1].type == "LBRACE":
+                close = self.matching(k + 1)
+                del self.toks[close]
+                del self.toks[k: k + 2]
+                continue
+            k += 1
 
     def expand_statement_macros(self) -> None:
         """Uses of function-like macros whose body is a statement head (``#define LOOP(i, n)
@@ -316,6 +332,8 @@ class TokenRewriter:
             return self.launch
         if kind == "AND":
             return self.reference
+        if kind == "LBRACKET" and self.prev_kind() in ("EQUALS", "LPAREN", "RETURN"):
+            return self.lambda_expression
         if kind == "COLONCOLON":
             return self.qualified
         if kind in TYPE_KEYWORDS or kind in ("ID", "TYPEID"):
@@ -539,6 +557,12 @@ class TokenRewriter:
         self.i = close + 1
         return True
 
+    def lambda_expression(self, tok: Token) -> bool:
+        close = self.matching(self.i)
+        if close + 1 < len(self.toks) and self.toks[close + 1].type in ("LPAREN", "LBRACE"):
+            self.error("XP1120", "C++ lambda expression is not supported", tok, "lambda")
+        return False
+
     def unsupported(self, tok: Token) -> bool:
         self.error("XP1120", f"C++ construct '{tok.value}' is not supported", tok, tok.value)
 
@@ -670,7 +694,8 @@ class TokenRewriter:
         """``dim3 b(x, y);`` -> ``dim3 b = dim3(x, y);``, ``dim3 b{x};`` -> ``dim3 b = {x};``
         (every declarator of the declaration)."""
         class_type = tok.value in self.dialect.ctor_types or "::" in tok.value
-        if not class_type or self.kind(1) != "ID" or prev in OPERAND_KINDS:
+        brace_init = self.kind(1) == "ID" and self.kind(2) == "LBRACE"   # T x{...}; of any type
+        if not (class_type or brace_init) or self.kind(1) != "ID" or prev in OPERAND_KINDS:
             return False
         after = self.ctor_declarator(tok, self.i + 1)
         if after is None:

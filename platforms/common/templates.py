@@ -137,6 +137,27 @@ def _mangle(name: str, args: list[list[Token]]) -> str:
     return name + "_" + "_".join(parts)
 
 
+def mangle_spelling(name: str, args_text: str) -> str:
+    """``_mangle`` for template arguments given as source text (the emulator's stubs)."""
+    args, cur, depth = [], "", 0
+    for ch in args_text:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    args.append(cur)
+    parts = []
+    for a in args:
+        s = " ".join(re.findall(r"\w+|[^\w\s]", a)).replace("-", "m").replace("*", "p")
+        parts.append(re.sub(r"\W+", "_", s).strip("_") or "x")
+    return name + "_" + "_".join(parts)
+
+
 def _retok(tok: Token, at: Token) -> Token:
     return Token(tok.type, tok.value, at.lineno, at.column, at.filename)
 

@@ -14,7 +14,9 @@ these line-preserving rewrites, and one launcher stub per non-template ``__globa
 * ``K<<<g, b[, shmem[, stream]]>>>(args)`` -> ``::xp::gpu::launch_from_host("K", g, b, shmem,
   stream, <closure calling K(args)>)``; arguments are evaluated once, on the host, like CUDA.
 * first statement of every kernel body: ``::xp::gpu::kernel_enter("K", <__launch_bounds__ max>)``.
-* ``__shared__ T a[N];`` inside a function -> ``static T a[N]; ::xp::gpu::shared_var(&a, sizeof a);``
+* ``__shared__ T a[N];`` inside a function -> ``static auto &a = *::xp::gpu::shared_static<T[N]>(..);
+  ::xp::gpu::shared_var(&a, sizeof a);`` (guarded storage: accesses past the end fault; several
+  declarators or an aligned/attributed declaration: ``static T a[N];``)
   (blocks run one after another, so a static object is per-block shared memory; the call lets
   the runtime size and poison it).
 * ``extern __shared__ T s[];`` -> ``T (&s)[] = ...(::xp::gpu::dyn_shared())`` (function scope) or a
@@ -204,6 +206,11 @@ def _launch_rewrites(text: str, masked: str) -> list[tuple[int, int, str]]:
     return edits
 
 
+# `__shared__ <type words> name[d1][d2]...;` with one declarator (masked text after __shared__)
+_SINGLE_SHARED = re.compile(r"\s*((?:[A-Za-z_][\w:]*\s+)*?[A-Za-z_][\w:]*(?:\s*<[^;{}=,]*>)?)\s+"
+                            r"([A-Za-z_]\w*)((?:\s*\[[^\[\];{}=]+\])*)\s*")
+
+
 def rewrite_source(text: str, platform: str) -> tuple[str, list]:
     """Apply the line-preserving rewrites; return (new text, kernels found)."""
     masked = mask_code(text)
@@ -240,6 +247,15 @@ def rewrite_source(text: str, platform: str) -> tuple[str, list]:
         if not in_func:
             continue  # file scope: the __shared__ macro makes it a static object
         st = re.search(r"\bstatic\s*$", before)
+        single = _SINGLE_SHARED.fullmatch(masked[m.end():end])
+        if single and single.group(1).split()[-1] not in ("struct", "union", "enum"):
+            # one declarator of a plain type: a static reference to guarded storage
+            typ, name, dims = (text[m.end() + single.start(g): m.end() + single.end(g)] for g in (1, 2, 3))
+            what = c_string(f"__shared__ {name}")
+            repl = (f"{'' if st else 'static '}auto &{name} = *::xp::gpu::shared_static<{typ}{dims}>({what});"
+                    f" ::xp::gpu::shared_var((void*)&{name}, sizeof({name}));")
+            edits.append((m.start(), end + 1, _keep_newlines(text[m.start():end + 1], repl)))
+            continue
         edits.append((m.start(), m.end(), "XP_SHARED_ALIGN" if st else "static XP_SHARED_ALIGN"))
         names = _declarator_names(text[m.end():end])
         reg = "".join(f" ::xp::gpu::shared_var((void*)&{n}, sizeof({n}));" for n in names)
@@ -289,6 +305,37 @@ def launcher_stubs(kernels) -> str:
     return "\n".join(out)
 
 
+_EXPLICIT = re.compile(r"\btemplate\s+((?:[A-Za-z_]\w*\s+)*?)([A-Za-z_]\w*)\s*<([^;{}()]*)>\s*\(([^;{}]*)\)\s*;")
+
+
+def template_stubs(text: str) -> str:
+    """Stubs for explicit instantiations of template kernels (``template __global__ void
+    k<128>(float*, int);``): ``__xp_kernel_<k>_<args>``, the name the front-end gives the
+    instance (platforms/common/templates.py), so a kernel-only file whose kernel is a template
+    can be run; the stub takes the instantiation's (concrete) parameter types."""
+    from platforms.common.templates import mangle_spelling
+
+    masked = mask_code(text)
+    out = []
+    seen = set()
+    for m in _EXPLICIT.finditer(masked):
+        if "__global__" not in m.group(1).split():
+            continue
+        name, args = m.group(2), text[m.start(3):m.end(3)]
+        params = param_list_without_defaults(text[m.start(4):m.end(4)].replace("\n", " "))
+        params = params if params.strip() not in ("", "void") else ""
+        mangled = mangle_spelling(name, args)
+        if mangled in seen:
+            continue
+        seen.add(mangled)
+        stub = f"__xp_kernel_{mangled}"
+        ref = f"{name}<{args}>"
+        out.append(f'extern "C" __attribute__((visibility("default"), used)) void {stub}(const xp_launch_t* __xp_cfg, '
+                   f"void** __xp_args) {{ void (*__xp_fp)({params}) = {ref}; "
+                   f"::xp::gpu::launch_stub({c_string(name)}, __xp_cfg, __xp_fp, __xp_args); }}")
+    return "\n".join(out)
+
+
 def profile_defines(profile: dict) -> list[str]:
     bd = profile.get("max_block_dims", [1024, 1024, 64])
     gd = profile.get("max_grid_dims", [2147483647, 65535, 65535])
@@ -322,7 +369,7 @@ def build_unit(source: str, path: str, *, strict: bool, profile: dict, platform:
     if extra_code:
         parts.append(extra_code)
     parts += [line_directive(1, shown), body, "", line_directive(1, "<xpiler launch stubs>"),
-              launcher_stubs(kernels), ""]
+              launcher_stubs(kernels), template_stubs(text), ""]
     return "\n".join(parts)
 
 

@@ -86,6 +86,9 @@ CASES = {
     "cuda/maxpool_nhwc.cu": dict(op="maxpool", args=[2, 9, 9, 8, 3, 3, 2, 2], params=[
         T("x", [2, 9, 9, 8], "x"), O("out", [2, 4, 4, 8], "out"), S("N", 2), S("H", 9), S("W", 9), S("C", 8),
         S("KH", 3), S("KW", 3), S("SH", 2), S("SW", 2)]),
+    "cuda/gelu_erf_template.cu": dict(op="gelu", args=[1500], attrs={"approximate": "none"},
+                                      launch=L([6], [128]), params=[
+        T("x", [1500], "x"), O("y", [1500], "out"), S("n", 1500)]),
     # ------------------------------------------------------------------ HIP
     "hip/vecadd_ggl.hip": dict(op="add", args=[3000], params=[
         T("a", [3000], "x"), T("b", [3000], "y"), O("c", [3000], "out"), S("n", 3000)]),

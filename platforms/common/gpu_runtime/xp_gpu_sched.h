@@ -15,7 +15,8 @@
 //     lanes that reached it once every other lane waits elsewhere: SIMT divergence, see
 //     resolve_divergent_groups). warp = linear id / warpSize,
 //     lane = linear id % warpSize (warpSize 32 CUDA, 64 HIP).
-//   * __shared__ arrays are static objects shared by all fibers; prepare() registers each one
+//   * __shared__ arrays are static objects shared by all fibers (function scope: guarded storage,
+//     shared_static, so out-of-bounds accesses fault); prepare() registers each one
 //     (shared_var) so the static shared size of a launch is known and, in strict mode, poisoned
 //     (0xFF) at the start of every block. Dynamic shared memory is a guarded allocation of exactly
 //     the launch's size, so out-of-bounds accesses fault like global ones.
@@ -328,6 +329,16 @@ inline void check_shared_limits() {
                 shared_limit_total(), base,
                 XP_SHARED_OPTIN_BYTES > 0 ? "; more dynamic memory needs cudaFuncSetAttribute(MaxDynamicSharedMemorySize)" : "");
   }
+}
+
+// Storage of a function-scope static __shared__ variable (prepare() binds a static reference to
+// it once per declaration): a guarded allocation ending at a PROT_NONE page, so an access past
+// its end faults (and writes into the alignment slack are caught by the canary check) instead of
+// silently hitting a neighbouring object, like global and dynamic shared memory.
+template <class T>
+inline T *shared_static(const char *what) {
+  size_t align = alignof(T) > kDeviceAlign ? alignof(T) : kDeviceAlign;
+  return static_cast<T *>(guarded_alloc(sizeof(T), what, align, false));
 }
 
 // Called by prepare()-inserted code after each __shared__ declaration inside a function.
