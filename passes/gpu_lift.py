@@ -202,7 +202,7 @@ class ProgramInfo:
                 cn = call_name(n)
                 if cn:
                     callees.add(cn)
-                    if (cn in BARRIERS or cn in S.SHUFFLES[self.platform] or short(cn) in WMMA_OPS
+                    if (cn in BARRIERS or cn in S.collectives(self.platform) or short(cn) in WMMA_OPS
                             or cn.startswith("__builtin_amdgcn_mfma")):
                         direct.add(name)
                 if isinstance(n, c_ast.ID) and n.name in BUILTIN_VARS | {"warpSize"}:
@@ -261,7 +261,7 @@ class KernelLift:
     def _check_constructs(self):
         for n in walk(self.fd.body):
             cn = call_name(n)
-            if cn and UNSUPPORTED_CALLS.match(cn) and cn not in S.SHUFFLES[self.platform]:
+            if cn and UNSUPPORTED_CALLS.match(cn) and cn not in S.collectives(self.platform):
                 raise Refuse("XP-RECOVER-002", f"'{cn}' has no lifted equivalent yet", n, cn)
             if cn and cn.startswith("__builtin_amdgcn_mfma") and S.mfma_info(cn) is None:
                 raise Refuse("XP-RECOVER-002", f"'{cn}' is not described in platforms/hip/intrinsics/mfma.toml",
@@ -544,7 +544,7 @@ class KernelLift:
             if isinstance(n, c_ast.ID) and (n.name == "threadIdx" or self.thread_var(n.name)):
                 return False
             cn = call_name(n)
-            if cn and (cn in S.ATOMICS or cn in S.SHUFFLES[self.platform] or cn.startswith("__builtin_amdgcn")
+            if cn and (cn in S.ATOMICS or cn in S.collectives(self.platform) or cn.startswith("__builtin_amdgcn")
                        or cn in BARRIERS or short(cn) in WMMA_OPS or cn == "rand"):
                 return False
             if isinstance(n, c_ast.Assignment) or (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")):
@@ -568,7 +568,7 @@ class KernelLift:
     # -- sync points ---------------------------------------------------------------------
     def _is_collective_call(self, n) -> bool:
         cn = call_name(n)
-        return bool(cn) and (cn in S.SHUFFLES[self.platform] or short(cn) in WMMA_OPS
+        return bool(cn) and (cn in S.collectives(self.platform) or short(cn) in WMMA_OPS
                              or cn.startswith("__builtin_amdgcn_mfma"))
 
     def _contains_sync(self, s) -> bool:
@@ -818,6 +818,8 @@ class KernelLift:
             cn = call_name(n)
             if cn in S.SHUFFLES[self.platform]:
                 replaced[id(n)] = self._shuffle(n, cn, args, deposits)
+            elif cn in S.VOTES[self.platform]:
+                replaced[id(n)] = self._vote(n, cn, args, deposits)
             else:
                 replaced[id(n)] = self._mfma(n, cn, args, deposits, ops)
 
@@ -848,6 +850,32 @@ class KernelLift:
         self.helpers[f"xp_shfl_src_{kind}"] = S.shuffle_source_fn(self.platform, kind)
         self.helpers[f"xp_shfl_{kind}"] = S.shuffle_pick_fn(self.platform, kind)
         return c_ast.ArrayRef(ID(buf), pick)
+
+    def _vote(self, n, cn, args, deposits):
+        """Warp vote: each thread deposits its predicate; the reader builds the ballot of the
+        lanes of its warp that take part (existing, not exited, inside the thread-dependent
+        condition around the vote), as on the virtual device."""
+        kind = S.VOTES[self.platform][cn]
+        rest = args[1:] if self.platform == "cuda" else args
+        if len(rest) != 1:
+            raise Refuse("XP-RECOVER-002", f"{cn} with unexpected arguments", n, cn)
+        buf = self.fresh("vote")
+        self.block_decls.append(mkdecl(buf, ["unsigned", "char"], None, [ID("xp_np")]))
+        self.block_vars.add(buf)
+        deposits.append(c_ast.Assignment("=", c_ast.ArrayRef(ID(buf), ID("xp_tid")),
+                                         c_ast.BinaryOp("!=", rest[0], const(0))))
+        self.helpers["xp_vote_mask"] = S.vote_mask_fn(self.platform)
+
+        def mask(live_only):
+            return c_ast.FuncCall(ID("xp_vote_mask"), c_ast.ExprList(
+                [ID(buf), ID("xp_tid"), ID("xp_nt"), ID("xp_doneptr"),
+                 ID(self.pred) if self.pred else _null_uchar(), const(live_only)]))
+
+        if kind == "ballot":
+            return mask(0)
+        if kind == "any":
+            return c_ast.BinaryOp("!=", mask(0), const(0))
+        return c_ast.BinaryOp("==", mask(0), mask(1))
 
     def _mfma(self, n, cn, args, deposits, ops):
         it = S.mfma_info(cn)

@@ -40,6 +40,31 @@ SHUFFLES = {
 }
 
 
+# warp votes lifted like shuffles (exchange through a per-thread predicate array)
+VOTES = {
+    "cuda": {"__ballot_sync": "ballot", "__any_sync": "any", "__all_sync": "all"},
+    "hip": {"__ballot": "ballot", "__ballot64": "ballot", "__any": "any", "__all": "all"},
+}
+
+
+def collectives(platform: str) -> set[str]:
+    """Warp collectives the lift turns into exchange points (shuffles and votes)."""
+    return set(SHUFFLES[platform]) | set(VOTES[platform])
+
+
+def vote_mask_fn(platform: str) -> str:
+    """Ballot of the lanes of ``tid``'s warp that take part (exist, not exited, inside the
+    condition ``part``) and voted true (all of them with ``live_only``)."""
+    w = WARP[platform]
+    t = "unsigned int" if w == 32 else "unsigned long long"
+    return (f"static inline {t} xp_vote_mask(const unsigned char *v, unsigned int tid, unsigned int nt, "
+            f"const unsigned char *done, const unsigned char *part, int live_only) {{\n"
+            f"  {t} m = 0;\n  unsigned int base = tid - tid % {w};\n"
+            f"  for (unsigned int l = 0; l < {w}; ++l) {{\n    unsigned int s = base + l;\n"
+            f"    if (s < nt && !(done && done[s]) && !(part && !part[s]) && (live_only || v[s])) m |= ({t})1 << l;\n"
+            f"  }}\n  return m;\n}}\n")
+
+
 def _py_cond_to_c(text: str) -> str:
     """``A if C else B`` (TOML formula spelling) -> ``((C) ? (A) : (B))``; comments dropped."""
     text = text.split("#", 1)[0].strip()
@@ -216,6 +241,12 @@ MATH = {
     "__ocml_cos_f32": "static inline float __ocml_cos_f32(float x) { return cosf(x); }",
     "__ocml_exp_f32": "static inline float __ocml_exp_f32(float x) { return expf(x); }",
     "__ldg": None,   # rewritten to a plain load by the lift
+    "__popc": "static inline int __popc(unsigned int x) { return __builtin_popcount(x); }",
+    "__popcll": "static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }",
+    "__ffs": "static inline int __ffs(int x) { return __builtin_ffs(x); }",
+    "__ffsll": "static inline int __ffsll(long long x) { return __builtin_ffsll(x); }",
+    "__clz": "static inline int __clz(int x) { return x ? __builtin_clz((unsigned int)x) : 32; }",
+    "__brev": "static inline unsigned int __brev(unsigned int x) { unsigned int r = 0; for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i); return r; }",
 }
 
 # ROCm device library functions called directly (__ocml_<fn>_f32/_f64): the libm function

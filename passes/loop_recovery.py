@@ -16,7 +16,9 @@ Summary
     as on the virtual device). Warp shuffles become exchange points: the shuffled value is stored
     per thread, the region is cut, and the reader picks the source lane by the ``source_lane``
     formula of ``platforms/<p>/intrinsics/warp.toml`` (out-of-range, missing or exited lanes: own
-    value). Device functions that synchronise or read thread built-ins are inlined first.
+    value). Warp votes (``__ballot_sync``/``__any_sync``/``__all_sync``, HIP ``__ballot``/``__any``/
+    ``__all``) exchange their predicates the same way; the reader builds the ballot of the lanes
+    that take part. Device functions that synchronise or read thread built-ins are inlined first.
     Detensorize (in this pass): wmma fragments are per-warp matrices (lane L's ``x[e]`` is element
     ``L*E + e``, wmma.toml ``lane_map``), wmma calls run once per warp with helpers generated from
     the wmma.toml reference bodies; MFMA builtins exchange their per-lane operands like a shuffle
@@ -28,7 +30,7 @@ Requires
     2. Every barrier, shuffle, wmma or MFMA call is reached under block-uniform control flow:
        conditions and loop bounds built from constants, parameters, blockIdx/blockDim/gridDim and
        block-level variables (XP-RECOVER-001).
-    3. No construct outside the supported subset: warp votes/ballots, cooperative groups, goto,
+    3. No construct outside the supported subset: ``__match_*``/``__reduce_*_sync``, cooperative groups, goto,
        C++ references in kernels, MFMA modifiers, runtime API calls without a host meaning, ...
        (XP-RECOVER-002 names the construct).
 Guarantees

@@ -326,9 +326,53 @@ def test_refuses_barrier_in_thread_dependent_loop():
 
 
 def test_refuses_unsupported_construct():
-    src = ELEMENTWISE.replace("if (i < n) y[i]", "unsigned m = __ballot_sync(0xffffffff, i < n);\n  if (m) y[i]")
+    src = ELEMENTWISE.replace("if (i < n) y[i]", "unsigned m = __match_any_sync(0xffffffff, i);\n  if (m) y[i]")
     d = _refusal(src)
-    assert d.code == "XP-RECOVER-002" and d.construct == "__ballot_sync"
+    assert d.code == "XP-RECOVER-002" and d.construct == "__match_any_sync"
+
+
+VOTES = """#include <cuda_runtime.h>
+__global__ void votes(const int* v, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;                          // exited lanes do not vote
+  unsigned b = __ballot_sync(0xffffffff, v[i] > 0);
+  int any = __any_sync(0xffffffff, v[i] > 90);
+  int all = __all_sync(0xffffffff, v[i] > -90);
+  out[i] = __popc(b) * 4 + any * 2 + all;
+}
+""" + _host("votes<<<(n + 63) / 64, 64>>>(d_v, d_out, n)", "int* v, int* out, int n",
+            [("v", "int", "n"), ("out", "int", "n")], ["out"])
+
+
+def test_warp_votes_are_exchange_points(tmp_path):
+    n = 150                                      # a partial last warp and exited lanes
+    v = RNG.integers(-100, 100, n).astype(np.int32)
+    text = _check(tmp_path, VOTES, [v, np.zeros(n, np.int32), n])
+    assert "xp_vote_mask(" in text and "__ballot_sync" not in text
+
+
+HIP_VOTES = """#include <hip/hip_runtime.h>
+__global__ void votes(const int* v, unsigned long long* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long b = __ballot(v[i] > 0);
+  if (threadIdx.x % warpSize == 0) out[i / warpSize] = b + (unsigned long long)__any(v[i] > 95);
+}
+extern "C" void entry(int* v, unsigned long long* out) {
+  int* d_v; unsigned long long* d_out;
+  hipMalloc((void**)&d_v, 256 * sizeof(int));
+  hipMalloc((void**)&d_out, 4 * sizeof(unsigned long long));
+  hipMemcpy(d_v, v, 256 * sizeof(int), hipMemcpyHostToDevice);
+  hipLaunchKernelGGL(votes, dim3(2), dim3(128), 0, 0, d_v, d_out);
+  hipMemcpy(out, d_out, 4 * sizeof(unsigned long long), hipMemcpyDeviceToHost);
+  hipFree(d_v); hipFree(d_out);
+}
+"""
+
+
+def test_hip_wavefront_ballot_is_64_bits(tmp_path):
+    v = RNG.integers(-100, 100, 256).astype(np.int32)
+    text = _check(tmp_path, HIP_VOTES, [v, np.zeros(4, np.uint64)], platform="hip")
+    assert "unsigned long long xp_vote_mask(" in text
 
 
 def test_kernel_entry_gets_the_virtual_device_default_launch(tmp_path):
