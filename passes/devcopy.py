@@ -38,7 +38,7 @@ from dataclasses import replace
 from pycparser import c_ast, c_generator
 
 from . import canon
-from .base import PassInfo, PassRefused, register
+from .base import Option, PassInfo, PassRefused, register
 
 NAME = "devcopy"
 _ALLOC = ("xp_malloc",)
@@ -318,6 +318,31 @@ def _rewrite(program, ast, plan):
     fdef.body.block_items = out
 
 
+EXTENT_PRAGMA = "xpiler extent"
+
+
+def _record_extents(program, ast, plan) -> None:
+    """File-scope ``#pragma xpiler extent(H, BYTES)`` per removed buffer: the byte size of the
+    host buffer ``H`` as the host code allocated it (a fact the lowering can use when the
+    access analysis cannot bound the subscripts)."""
+    at = next(k for k, e in enumerate(ast.ext) if isinstance(e, c_ast.FuncDef) and
+              e.decl.name == program.entry.name)
+    for n, (h, b) in sorted(plan.items()):
+        ast.ext.insert(at, c_ast.Pragma(f"{EXTENT_PRAGMA}({h}, {b.alloc[1]})"))
+
+
+def recorded_extents(ast) -> dict[str, str]:
+    """Host parameter -> byte-size C expression, from ``#pragma xpiler extent(H, BYTES)``."""
+    out = {}
+    for e in ast.ext:
+        if isinstance(e, c_ast.Pragma) and e.string.strip().startswith(EXTENT_PRAGMA):
+            body = e.string.strip()[len(EXTENT_PRAGMA):].strip()
+            if body.startswith("(") and body.endswith(")") and "," in body:
+                name, _, size = body[1:-1].partition(",")
+                out[name.strip()] = size.strip()
+    return out
+
+
 @register(PassInfo(
     name=NAME,
     summary="lifted host code: replace device buffers that are fully copied from / to an entry "
@@ -330,8 +355,10 @@ def _rewrite(program, ast, plan):
     guarantees=("same outputs on the virtual device",
                 "kernels are called on the entry's pointer parameters; no xp_malloc / xp_memcpy "
                 "/ xp_free of the removed buffers"),
+    options={"extents": Option(bool, False, "record each removed buffer's allocation size as "
+                                           "#pragma xpiler extent(H, BYTES) for the lowering")},
 ))
-def devcopy(program):
+def devcopy(program, *, extents: bool = False):
     from xpiler.program import parse_source
     import platforms
 
@@ -340,13 +367,15 @@ def devcopy(program):
     if not plan or problems:
         raise PassRefused("devcopy: no device buffer can be removed")
     _rewrite(program, ast, plan)
+    if extents:
+        _record_extents(program, ast, plan)
     draft = replace(program, ast=ast, source="")
     text = platforms.module(program.platform, "backend").emit(draft)
     return parse_source(text, program.platform, program.path, entry=program.entry.name)
 
 
 @devcopy.legality
-def _legal(program):
+def _legal(program, *, extents: bool = False):
     if program.entry is None or program.ast is None:
         return [canon.diag(program, NAME, "XP-DEVCOPY-001", "no entry function definition")]
     plan, problems = _analyse(program, copy.deepcopy(program.ast))

@@ -166,12 +166,20 @@ def _recursive(defs: dict) -> set[str]:
 
 def inlinable(ast, entry_name: str) -> dict[str, _Helper]:
     defs = {n: f for n, f in canon.func_defs(ast).items() if n != entry_name}
+    overloaded: dict[str, int] = {}
+    for e in ast.ext:
+        if isinstance(e, c_ast.FuncDef):
+            overloaded[e.decl.name] = overloaded.get(e.decl.name, 0) + 1
     bad = _recursive(defs)
     out = {}
     for name, f in defs.items():
         h = _Helper(f)
         if name in bad:
             h.ok, h.reason = False, "recursive"
+        elif overloaded.get(name, 0) > 1:
+            # C++ overloads (min(int, int), min(float, float), ...): the call's argument types
+            # choose one; calls stay calls rather than inline a wrong overload
+            h.ok, h.reason = False, "overloaded"
         out[name] = h
     return out
 

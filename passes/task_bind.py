@@ -55,7 +55,7 @@ from pycparser import c_ast
 
 from xpiler.errors import Coord, Diagnostic
 
-from . import affine, loop_bind
+from . import affine, devcopy, loop_bind
 from .bang_lower_windows import IMAX, IMIN, plan_buffers, target
 from .base import Option, PassInfo, PassRefused, register
 
@@ -110,7 +110,7 @@ class _Lowering:
         self.clusters, self.cores, self.prof = clusters, cores, prof
         self.pool = pool_bytes(prof)
         try:
-            the_plan, problems = loop_bind.plan(program)
+            the_plan, problems = loop_bind.plan(program, extents=_host_extents(program))
         except TypeError as exc:       # affine.poly_max on a non-counted loop (lo is None)
             raise TaskBindError("XP-TASK-BIND-002", f"the extent analysis failed on a loop "
                                 f"that is not counted ({exc})") from None
@@ -317,6 +317,23 @@ class _Lowering:
         return f"{tname} {lp.var} = ({tname}) ({self._start_text(lp)} + {step});"
 
 
+def _host_extents(program) -> dict[str, str]:
+    """Element counts of pointer parameters recorded by ``devcopy{extents=true}`` (the host
+    allocation sizes): used where the access analysis cannot bound a buffer's subscripts."""
+    out = {}
+    if program.ast is None or program.entry is None:
+        return out
+    params = {p.name: p for p in program.entry.params}
+    for name, size in devcopy.recorded_extents(program.ast).items():
+        p = params.get(name)
+        if p is None or p.kind != "pointer":
+            continue
+        es = _ELEM_SIZE.get(" ".join(_elem_type(p).split()))
+        if es:
+            out[name] = f"(({size}) / {es})"
+    return out
+
+
 def _is_pointer(name: str, params: dict) -> bool:
     p = params.get(name)
     return p is not None and p.kind == "pointer"
@@ -433,7 +450,7 @@ def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = ""):
                 e.name == program.entry.name:
             continue
         elif isinstance(e, c_ast.Pragma):
-            if not e.string.strip().startswith("omp"):
+            if not e.string.strip().startswith(("omp", devcopy.EXTENT_PRAGMA)):
                 ext.append(gen.visit(e) + "\n")
         else:
             ext.append(gen.visit(e) + ";\n")
