@@ -26,11 +26,19 @@ How
        recorded as "not proved" and the guarded run decides.
     3. Guarded run: the source runs on the virtual device with the candidate arguments; each
        pointer argument ends at a PROT_NONE guard page, so an overrun is reported as
-       ``OutOfBoundsAccess`` and the next candidate is tried. A run that leaves every output
+       ``OutOfBoundsAccess`` and the next candidate is tried. (An access beyond the guard page
+       may land in other mapped memory unnoticed; that is why analysed sizes come first, and
+       why a source reading such garbage then fails the differential verification rather
+       than passing it.) A run that leaves every output
        untouched is a degenerate input (e.g. all work guarded off) and is passed over while a
        larger candidate may do better.
+    Values of 16 and up come first (a size below a vector width or a warp verifies little);
+    only when none of them works are ``SMALL`` values (8, 4, 2, 1) tried, largest first.
     Floating-point scalars get ``0.5`` (not 0 or 1, so a dropped multiply is seen); pointers
-    get seeded random data (``xpiler.argspec.random_array``).
+    get seeded random data (``xpiler.argspec.random_array``), except 32/64-bit integer input
+    pointers (index tensors of gathers, scatters, offsets), which first get valid indices in
+    ``[0, candidate)`` (random small integers include negative ones, and an underrun is not
+    caught by the guard pages); if that run fails, they get random data as well.
 
 Guarantees
     ``Inference.ok`` only when a guarded run of the source succeeded on the returned arguments;
@@ -42,6 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 CANDIDATES = (16, 32, 64, 128, 256, 512, 1024)
+SMALL = (8, 4, 2, 1)                     # tried (largest first) only when no candidate above works
 FLOAT_VALUE = 0.5
 MAX_ELEMENTS = 1 << 24                   # never allocate more than this per pointer while guessing
 _CLEAN = ("inline", "scalarize_structs", "const_prop", "unit_loops", "flatten_blocks")
@@ -206,6 +215,12 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     has_ints = any(_int_scalar(p) and p.name not in fixed for p in program.params)
     needs_guess = any(r.fallback for r in rules)
     values = candidates if has_ints or needs_guess else candidates[:1]
+    if has_ints and tuple(candidates) == CANDIDATES:
+        values = tuple(values) + SMALL
+    int_inputs = [p.name for p in program.params if p.kind == "pointer" and p.role == "input"
+                  and p.dtype in ("int32", "int64", "uint32", "uint64")]
+    modes = ("indices", "random") if int_inputs else ("random",)
+    outs = [p for p in program.params if p.kind == "pointer" and p.role in ("output", "inout")]
     safe = None
     for v in values:
         scalars = {p.name: fixed[p.name] if p.name in fixed else
@@ -216,34 +231,41 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             inf.tried.append({"value": v, "outcome": f"rejected: {why}"})
             continue
         static = f" ({why})" if why else ""
-        rng = np.random.default_rng(seed)
-        args = []
-        for p in program.params:
-            if p.kind == "pointer":
-                args.append(random_array(rng, (sizes[p.name],), numpy_dtype(p.dtype)))
-            else:
-                args.append(scalars[p.name])
-        before = [a.copy() if hasattr(a, "copy") else a for a in args]
-        try:
-            run_kernel(path, args=args, program=program, timeout=timeout,
-                       launch=launch if program.entry.kind == "kernel" else None)
-        except KernelRuntimeError as exc:
-            inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}{static}"})
-            continue
-        except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
-            inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})
-            inf.reason = f"the source does not run on the virtual device: {exc.message}"
-            return inf
-        outs = [p for p in program.params if p.kind == "pointer" and p.role in ("output", "inout")]
-        changed = any(not np.array_equal(a, b, equal_nan=True)
-                      for p, a, b in zip(program.params, args, before) if p in outs)
-        result = (scalars, sizes, before)
-        if changed or not outs:
-            inf.tried.append({"value": v, "outcome": f"ok{static}"})
-            safe = result
+        for mode in modes:
+            rng = np.random.default_rng(seed)
+            args = []
+            for p in program.params:
+                if p.kind != "pointer":
+                    args.append(scalars[p.name])
+                elif mode == "indices" and p.name in int_inputs:
+                    # integer inputs as valid indices: [0, candidate)
+                    args.append(rng.integers(0, max(int(v), 1), size=(sizes[p.name],)).astype(numpy_dtype(p.dtype)))
+                else:
+                    args.append(random_array(rng, (sizes[p.name],), numpy_dtype(p.dtype)))
+            before = [a.copy() if hasattr(a, "copy") else a for a in args]
+            label = "" if mode == "random" else f" (integer inputs {', '.join(int_inputs)} as indices in [0, {v}))"
+            try:
+                run_kernel(path, args=args, program=program, timeout=timeout,
+                           launch=launch if program.entry.kind == "kernel" else None)
+            except KernelRuntimeError as exc:
+                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}{label}{static}"})
+                continue
+            except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
+                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})
+                inf.reason = f"the source does not run on the virtual device: {exc.message}"
+                return inf
+            changed = any(not np.array_equal(a, b, equal_nan=True)
+                          for p, a, b in zip(program.params, args, before) if p in outs)
+            result = (scalars, sizes, before)
+            if changed or not outs:
+                inf.tried.append({"value": v, "outcome": f"ok{label}{static}"})
+                safe = result
+                break
+            inf.tried.append({"value": v, "outcome": f"ran in bounds but wrote no output (degenerate){label}"})
+            safe = safe or result
             break
-        inf.tried.append({"value": v, "outcome": "ran in bounds but wrote no output (degenerate)"})
-        safe = safe or result
+        if safe is not None and inf.tried[-1]["outcome"].startswith("ok"):
+            break
     if safe is None:
         last = inf.tried[-1]["outcome"] if inf.tried else "no candidate values"
         extra = " (pointer sizes unknown to the analysis: " + ", ".join(r.pointer for r in rules if r.fallback) + ")" \
