@@ -110,7 +110,14 @@ class _Lowering:
         self.clusters, self.cores, self.prof = clusters, cores, prof
         self.pool = pool_bytes(prof)
         try:
-            the_plan, problems = loop_bind.plan(program, extents=_host_extents(program))
+            hints = _host_extents(program)
+            the_plan, problems = loop_bind.plan(program, extents=hints)
+            if the_plan is not None:
+                # the host allocation bounds every access of the source; the access analysis
+                # over-approximates subscripts under conditions (x0[..] in c ? x0[..] : x1[..])
+                for name, size in hints.items():
+                    if name in the_plan.sizes:
+                        the_plan.sizes[name] = size
         except TypeError as exc:       # affine.poly_max on a non-counted loop (lo is None)
             raise TaskBindError("XP-TASK-BIND-002", f"the extent analysis failed on a loop "
                                 f"that is not counted ({exc})") from None
