@@ -61,7 +61,7 @@ PURE_FUNCTIONS = frozenset("""
 expf exp exp2f exp2 expm1f logf log log2f log2 log10f log1pf sqrtf sqrt rsqrtf cbrtf powf pow
 fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin cosf cos tanf
 atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
-rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf frexpf max min isnan isinf fmaf fma
+rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf ldexp frexpf max min isnan isinf fmaf fma
 """.split())
 _INT_TYPES = frozenset("int unsigned signed long short char size_t int32_t int64_t uint32_t "
                        "uint64_t int16_t uint16_t int8_t uint8_t ptrdiff_t bool".split())
@@ -265,7 +265,11 @@ class _Walker(c_ast.NodeVisitor):
                     return None
                 return (op, a, b)
             case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
-                cc, a, b = self.cond(c), self.ir(t), self.ir(f)
+                cc = self.cond(c)
+                known = _const_cond(cc)
+                if known is not None:          # ``(0 == 0) ? row : col`` (lifted layouts)
+                    return self.ir(t if known else f)
+                a, b = self.ir(t), self.ir(f)
                 if cc is None or a is None or b is None:
                     return None
                 return ("?", cc, a, b)
@@ -331,12 +335,60 @@ class _Walker(c_ast.NodeVisitor):
                         return (base[0], None)
                     return (base[0], ("bytes", (op, base[1][1], ("*", off, ("c", size)))))
                 return (base[0], (op, base[1], off))
+            case c_ast.ArrayRef():
+                return self._decayed_row(e)
             case c_ast.UnaryOp(op="&", expr=c_ast.ArrayRef() as ref):
                 acc = self.ref_target(ref)
                 if acc is not None and acc[1] is not None and _is_bytes(acc[1]):
                     return (acc[0], ("bytes", acc[1][1]))
                 return None if acc is None else (acc[0], acc[1])
         return None
+
+    def _decayed_row(self, ref: c_ast.ArrayRef) -> tuple[str, IR] | None:
+        """``a[i][j]`` of a local ``T a[D0][D1][D2][D3]`` used as a pointer (it decays to a
+        pointer to its first element): (root, flat element offset ``(i * D1 + j) * D2 * D3``)."""
+        subs, node = [], ref
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(node.subscript)
+            node = node.name
+        subs.reverse()
+        if not isinstance(node, c_ast.ID):
+            return None
+        var = self.lookup(node.name)
+        if var is None or var.kind != "array" or len(subs) >= len(var.dims) or \
+                any(d is None for d in var.dims[1:]):
+            return None
+        idx: IR = ("c", 0)
+        for k, sub in enumerate(subs):
+            si = self.ir(sub)
+            if si is None:
+                return (var.root, None)
+            idx = si if k == 0 else ("+", ("*", idx, ("c", var.dims[k])), si)
+        rest = 1
+        for d in var.dims[len(subs):]:
+            rest *= d
+        return (var.root, ("*", idx, ("c", rest)))
+
+    def _row_dims(self, e) -> list | None:
+        """Constant dimensions of the array type a pointer expression points to
+        (``float (*F)[16]`` -> [16]); [] for a pointer to a scalar; None if unknown."""
+        t = None
+        if isinstance(e, c_ast.ID):
+            var = self.lookup(e.name)
+            if var is not None and var.decl is not None and isinstance(var.decl.type, c_ast.PtrDecl):
+                t = var.decl.type.type
+        elif isinstance(e, c_ast.Cast) and isinstance(e.to_type.type, c_ast.PtrDecl):
+            t = e.to_type.type.type
+        if t is None:
+            return None
+        dims = []
+        while isinstance(t, c_ast.ArrayDecl):
+            d = self.ir(t.dim) if t.dim is not None else None
+            if d is None or d[0] != "c":
+                return None
+            dims.append(d[1])
+            t = t.type
+        return dims
 
     def root_elem_bytes(self, root: str) -> int | None:
         """Size in bytes of the element of buffer ``root`` (pointer parameter / local array)."""
@@ -392,6 +444,19 @@ class _Walker(c_ast.NodeVisitor):
         base = self.pointer_base(node)
         if base is None:
             return None
+        if len(subs) > 1 and base[1] is not None and not _is_bytes(base[1]):
+            # through a pointer to rows: ``F[r][c]`` with ``float (*F)[16]``
+            dims = self._row_dims(node)
+            if dims is None or len(dims) != len(subs) - 1:
+                return (base[0], None, base[0] in self.params)
+            idx = None
+            for k, sub in enumerate(subs):
+                si = self.ir(sub)
+                if si is None:
+                    return (base[0], None, base[0] in self.params)
+                idx = si if k == 0 else ("+", ("*", idx, ("c", dims[k - 1])), si)
+            return (base[0], idx if base[1] == ("c", 0) else ("+", base[1], idx),
+                    base[0] in self.params)
         if len(subs) != 1:
             return (base[0], None, base[0] in self.params)
         si = self.ir(subs[0])
@@ -875,6 +940,24 @@ def _bytes_of_words(words) -> int | None:
 
 def _is_bytes(ir) -> bool:
     return isinstance(ir, tuple) and ir[:1] == ("bytes",)
+
+
+def _const_cond(c) -> bool | None:
+    """Truth value of a condition IR over constants only, else None."""
+    if c is None:
+        return None
+    if c[0] in ("&&", "||"):
+        a, b = _const_cond(c[1]), _const_cond(c[2])
+        if a is None or b is None:
+            return None
+        return (a and b) if c[0] == "&&" else (a or b)
+    if c[0] == "!":
+        a = _const_cond(c[1])
+        return None if a is None else not a
+    if c[0] in ("<", "<=", "==", "!=") and c[1][0] == "c" and c[2][0] == "c":
+        x, y = c[1][1], c[2][1]
+        return {"<": x < y, "<=": x <= y, "==": x == y, "!=": x != y}[c[0]]
+    return None
 
 
 def _conjuncts_ast(c) -> list:
@@ -1518,13 +1601,17 @@ def _closed(ir) -> bool:
 
 
 def _z3_max(acc: Access, timeout_ms: int = 3000) -> Poly | None:
-    """Exact maximum of a closed subscript (constant shapes) under its loops' ranges and guards,
-    by Z3 optimisation: the min/max ternaries of tail handling (``n = c - o < T ? c - o : T``)
-    that the polynomial elimination cannot bound. None when some loop is not canonical, a
-    bound or guard mentions a scalar, or Z3 does not answer."""
+    """Maximum of a closed subscript (constant shapes) over its loops' ranges and its closed
+    guards, by Z3 optimisation: the min/max ternaries of tail handling (``n = c - o < T ? c - o
+    : T``) that the polynomial elimination cannot bound. Guards over unknown locals are left
+    out and control flow that is not a guard (``if (c) continue;``) is not seen, so the value
+    is an upper bound of the true maximum (exact when every restriction is a modelled guard):
+    a too large extent makes the host entry copy past the caller's buffer, which the virtual
+    device reports as an out-of-bounds access (verification fails; never a wrong result).
+    None when some loop is not canonical, a bound mentions a scalar, or Z3 does not answer."""
     if any(not lp.canonical or lp.lo is None or lp.hi is None for lp in acc.loops):
         return None
-    parts = [acc.index] + [x for lp in acc.loops for x in (lp.lo, lp.hi, lp.start)] + list(acc.guards)
+    parts = [acc.index] + [x for lp in acc.loops for x in (lp.lo, lp.hi, lp.start)]
     if not all(_closed(x) for x in parts):
         return None
     z3 = _z3()
@@ -1534,7 +1621,8 @@ def _z3_max(acc: Access, timeout_ms: int = 3000) -> Poly | None:
     for c in _loop_constraints(enc, acc.loops):
         opt.add(c)
     for g in acc.guards:
-        opt.add(enc.c(g))
+        if _closed(g):
+            opt.add(enc.c(g))
     h = opt.maximize(enc.e(acc.index))
     if opt.check() != z3.sat:
         return None

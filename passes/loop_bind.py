@@ -18,7 +18,8 @@ Requires
        no intrinsics (``_mm*``: run a VNNI detensorize first)  [XP-BIND-003].
     2. At least one loop carries no dependence (Z3 proof)  [XP-BIND-001].
     3. The element count each pointer parameter is accessed with is computable
-       (``affine.extents``)  [XP-BIND-002].
+       (``affine.extents``), given by the caller (``extents``) or declared by the source's
+       host code (``Param.size``: the ``cudaMalloc`` of a lifted GPU program)  [XP-BIND-002].
     4. Pointers are traceable to parameters or local arrays; calls go to pure math functions,
        ``memcpy``/``memmove``/``memset`` or helpers defined in the file; no scalar computed in
        device code is needed later on the host  [XP-BIND-003].
@@ -69,6 +70,9 @@ FILL_THREADS = 8192           # fuse two parallel loops when the outer trip coun
 MAX_GRID = 2147483647
 STRIDE_GRID = 65535
 DEVICE_LIBRARY = frozenset({"memcpy", "memset", "printf"}) | affine.PURE_FUNCTIONS
+# types the CUDA / HIP runtime headers define (a lifted GPU program carries C stand-ins)
+RUNTIME_TYPES = frozenset("dim3 uint3 int2 int3 int4 uint2 uint4 float2 float3 float4 double2 "
+                          "half __half half2 __half2 char4 uchar4 short2 ushort2".split())
 _HOST_ONLY_INCLUDES = re.compile(r"#\s*include\s*[<\"](?:immintrin|x86intrin|omp|xmmintrin|"
                                  r"emmintrin|smmintrin|avxintrin)\.h[>\"]")
 
@@ -85,6 +89,7 @@ class Region:
     kind: str                           # host | kernel | single | hostloop
     stmts: list                         # original statements (host / single / hostloop: [For])
     loops: list = field(default_factory=list)      # kernel: bound LoopInfo (1 or 2)
+    units: list = field(default_factory=list)      # kernel: extent-1 loops around them
     inner: list = field(default_factory=list)      # hostloop: regions of the body
     params: list = field(default_factory=list)     # kernel/single: [(name, type text, kind)]
     name: str = ""
@@ -134,9 +139,17 @@ def _plan(program, block: int, extents: dict | None = None) -> Plan:
         code, msg, node = info.problems[0]
         raise BindError(code, msg, node)
     sizes = affine.extents(info)
+    if extents is None:
+        extents = _recorded_extents(program)
     for name in sizes:                   # caller-known element counts (e.g. host allocations)
         if sizes[name] is None and extents and extents.get(name) is not None:
             sizes[name] = extents[name]
+    declared = {p.name: p.size for p in program.entry.params if p.kind == "pointer"}
+    for name in sizes:
+        # the source's host code allocated this many elements (the cudaMalloc / hipMalloc of
+        # a lifted GPU program): the buffer the entry's caller provides
+        if sizes[name] is None and declared.get(name):
+            sizes[name] = declared[name]
     for name, size in sizes.items():
         if size is None:
             acc = next((a for a in info.accesses if a.buffer == name and
@@ -158,6 +171,22 @@ def _plan(program, block: int, extents: dict | None = None) -> Plan:
             node = why.node
         raise BindError("XP-BIND-001", msg, node)
     return Plan(regions, sizes, builder.helpers, info, builder.scratch, builder.aliases)
+
+
+def _recorded_extents(program) -> dict[str, str]:
+    """Element counts of pointer parameters that ``devcopy{extents=true}`` recorded from the
+    lifted host code (its allocation sizes in bytes, divided by the element size)."""
+    from . import devcopy
+    out = {}
+    params = {p.name: p for p in program.entry.params if p.kind == "pointer"}
+    for name, nbytes in devcopy.recorded_extents(program.ast).items():
+        p = params.get(name)
+        es = affine._bytes_of_words(affine._type_names_text(p.type)) if p is not None else None
+        if es is None and p is not None and "half" in p.type:
+            es = 2
+        if es:
+            out[name] = f"(({nbytes}) / {es})"
+    return out
 
 
 def _intrinsic_calls(program) -> list[str]:
@@ -234,6 +263,7 @@ class _Planner:
         self.counter = 0
         self.scratch: dict[str, c_ast.Decl] = {}   # host-declared arrays device code uses
         self.aliases: dict[str, c_ast.Decl] = {}   # host pointer locals rebased for kernels
+        self.asserted: set[int] = set()            # id(For) under omp parallel for
         self.written = _assigned_names(self.info.function.body)
 
     # -- partition ---------------------------------------------------------------------
@@ -242,6 +272,7 @@ class _Planner:
         entry parameters)."""
         out: list[Region] = []
         scope = dict(scope)
+        self.asserted |= _omp_parallel_loops(items)
         items = [s for s in items if not _is_omp(s)]
         for k, s in enumerate(items):
             region = self._classify(s, scope)
@@ -279,10 +310,19 @@ class _Planner:
     def _classify(self, s, scope) -> Region:
         if isinstance(s, c_ast.For) and id(s) in self.info.loop_of:
             lp = self.info.loop_of[id(s)]
-            verdict = affine.parallel(self.info, lp)
+            units = []
+            while _trip_count_const(lp) == 1 and self._parallel(lp).parallel:
+                inner = _only_loop(lp.node.stmt)      # an extent-1 loop around a nest
+                if inner is None or id(inner) not in self.info.loop_of:
+                    break
+                units.append(lp)
+                lp = self.info.loop_of[id(inner)]
+            verdict = self._parallel(lp)
             if verdict.parallel:
                 self.kernels += 1
-                return Region("kernel", [s], loops=self._band(lp))
+                return Region("kernel", [s], loops=self._band(lp), units=units)
+            lp = self.info.loop_of[id(s)]
+            verdict = self._parallel(lp)
             if self.first_refusal is None:
                 self.first_refusal = verdict
             if lp.canonical and not lp.escapes and not lp.unknown_calls and \
@@ -310,6 +350,16 @@ class _Planner:
                 return False
         return True
 
+    def _parallel(self, lp: affine.LoopInfo) -> affine.Verdict:
+        """The loop's verdict: proved by ``affine.parallel``, or asserted by the program
+        (``#pragma omp parallel for [collapse(n)]`` over canonical loops whose bodies have
+        no atomic or critical sections: the OpenMP contract that iterations are independent,
+        which the GPU lift states for grid loops)."""
+        if id(lp.node) in self.asserted and lp.canonical and not lp.escapes and \
+                not lp.unknown_calls:
+            return affine.Verdict(True)
+        return affine.parallel(self.info, lp)
+
     def _band(self, lp: affine.LoopInfo) -> list:
         band = [lp]
         body = lp.node.stmt
@@ -321,7 +371,7 @@ class _Planner:
         count = _trip_count_const(lp)
         if count is not None and count >= FILL_THREADS:
             return band
-        if not affine.parallel(self.info, inner).parallel:
+        if not self._parallel(inner).parallel:
             return band
         if any(_mentions_loop(ir, lp.uid) for ir in (inner.lo, inner.hi, inner.start)):
             return band
@@ -589,13 +639,57 @@ def _is_loop_decl(decl, info) -> bool:
 def _strip_quals(t) -> None:
     while t is not None:
         if hasattr(t, "quals"):
-            t.quals = [q for q in t.quals if q not in ("const", "volatile")]
+            t.quals = [q for q in t.quals if q not in ("const", "volatile", "__restrict__",
+                                                       "__restrict", "restrict")]
         t = getattr(t, "type", None)
 
 
 def _loop_type(lp: affine.LoopInfo) -> str:
     d = lp.node.init.decls[0]
     return " ".join(affine._type_names(d.type))
+
+
+def _only_loop(stmt):
+    """The For that is the whole of ``stmt`` (alone in a block), else None."""
+    if isinstance(stmt, c_ast.Compound) and len(stmt.block_items or []) == 1:
+        stmt = stmt.block_items[0]
+    return stmt if isinstance(stmt, c_ast.For) else None
+
+
+_COLLAPSE = re.compile(r"\bcollapse\s*\(\s*(\d+)\s*\)")
+
+
+def _omp_parallel_loops(items) -> set[int]:
+    """id() of the For loops a ``#pragma omp parallel for [collapse(n)]`` in ``items``
+    covers (the loop after it and n-1 perfectly nested ones), unless the covered body holds
+    an ``omp atomic`` / ``omp critical`` / ``omp barrier`` pragma or an ``atomic*`` call
+    (then iterations do interact)."""
+    out: set[int] = set()
+    for k, s in enumerate(items[:-1]):
+        if not (isinstance(s, c_ast.Pragma) and
+                re.match(r"\s*omp\s+parallel\s+for\b", s.string)):
+            continue
+        loop = items[k + 1]
+        if not isinstance(loop, c_ast.For) or _interacting(loop):
+            continue
+        m = _COLLAPSE.search(s.string)
+        depth = int(m.group(1)) if m else 1
+        while loop is not None and depth > 0:
+            out.add(id(loop))
+            depth -= 1
+            loop = _only_loop(loop.stmt)
+    return out
+
+
+def _interacting(node) -> bool:
+    for n in _walk(node):
+        if isinstance(n, c_ast.Pragma) and re.match(r"\s*omp\s+(atomic|critical|barrier)",
+                                                    n.string):
+            return True
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and \
+                "atomic" in n.name.name.lower():
+            return True
+    return False
 
 
 def _is_omp(s) -> bool:
@@ -840,8 +934,14 @@ def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
                                       c_ast.IdentifierType(tname.split())))
         d.init = tmpl
         var_decls.append(d)
-    inner = c_ast.Compound(var_decls + (body.block_items or [] if isinstance(body, c_ast.Compound)
-                                        else [body]))
+    unit_decls = []
+    for lp in region.units:              # extent-1 loops around the band: their one value
+        d = copy.deepcopy(lp.node.init.decls[0])
+        _strip_coords(d)
+        unit_decls.append(d)
+    inner = c_ast.Compound(unit_decls + var_decls +
+                           (body.block_items or [] if isinstance(body, c_ast.Compound)
+                            else [body]))
     if region.stride:
         (loop,) = _parse_snippet(
             "for (long long __xp_t = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
@@ -1029,8 +1129,11 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256):
         elif isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl) and \
                 e.name == program.entry.name:
             continue
-        elif isinstance(e, c_ast.Pragma) and e.string.strip().startswith("omp"):
+        elif isinstance(e, c_ast.Pragma) and (e.string.strip().startswith("omp") or
+                                              e.string.strip().startswith("xpiler")):
             continue
+        elif isinstance(e, c_ast.Typedef) and e.name in RUNTIME_TYPES:
+            continue                     # a lift's stand-in for a type the GPU runtime defines
         else:
             ext.append(_constexpr(copy.deepcopy(e)))
     ast = c_ast.FileAST(ext + kernels + [host_fn])

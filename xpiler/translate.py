@@ -71,8 +71,12 @@ class TranslationReport:
 # Plans: (source, target) -> pipeline string. Each step is a registered pass (passes/); every
 # step is verified on the virtual device. A direction missing here is reported as unsupported.
 PLANS: dict[tuple[str, str], str] = {
-    ("cuda", "hip"): "api_map{to=hip}",
-    ("hip", "cuda"): "api_map{to=cuda}",
+    # structure-preserving first; the lift-and-lower route for what api_map cannot map
+    # (wmma / MFMA matrix fragments: loop_recovery detensorizes them)
+    ("cuda", "hip"): ["api_map{to=hip}",
+                      "loop_recovery,devcopy{extents=true},devtemp,inline,scalarize_structs,const_prop,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=hip}"],
+    ("hip", "cuda"): ["api_map{to=cuda}",
+                      "loop_recovery,devcopy{extents=true},devtemp,inline,scalarize_structs,const_prop,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=cuda}"],
     ("vnni", "cuda"): "detensorize_vnni{rules=false},inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}",
     ("vnni", "hip"): "detensorize_vnni{rules=false},inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}",
     ("cuda", "vnni"): "loop_recovery",
