@@ -348,6 +348,28 @@ static inline half __hdiv(half a, half b) { return (half)((float)a / (float)b); 
 static inline half __hfma(half a, half b, half c) { return (half)((double)a * (double)b + (double)c); }
 """
 
+HALF2_NAMES = {"half2", "__half2", "__half22float2", "__floats2half2_rn", "__float22half2_rn", "__float2half2_rn",
+               "__halves2half2", "__low2float", "__high2float", "__low2half", "__high2half", "__hadd2", "__hsub2",
+               "__hmul2", "__hfma2", "make_half2"}
+HALF2 = """\
+typedef struct __attribute__((aligned(4))) { _Float16 x, y; } __half2;
+typedef __half2 half2;
+static inline __half2 make_half2(_Float16 x, _Float16 y) { __half2 v = { x, y }; return v; }
+static inline __half2 __halves2half2(_Float16 x, _Float16 y) { __half2 v = { x, y }; return v; }
+static inline float2 __half22float2(__half2 h) { float2 v = { (float)h.x, (float)h.y }; return v; }
+static inline __half2 __floats2half2_rn(float a, float b) { __half2 v = { (_Float16)a, (_Float16)b }; return v; }
+static inline __half2 __float22half2_rn(float2 f) { __half2 v = { (_Float16)f.x, (_Float16)f.y }; return v; }
+static inline __half2 __float2half2_rn(float f) { __half2 v = { (_Float16)f, (_Float16)f }; return v; }
+static inline float __low2float(__half2 h) { return (float)h.x; }
+static inline float __high2float(__half2 h) { return (float)h.y; }
+static inline _Float16 __low2half(__half2 h) { return h.x; }
+static inline _Float16 __high2half(__half2 h) { return h.y; }
+static inline __half2 __hadd2(__half2 a, __half2 b) { __half2 v = { (_Float16)((float)a.x + (float)b.x), (_Float16)((float)a.y + (float)b.y) }; return v; }
+static inline __half2 __hsub2(__half2 a, __half2 b) { __half2 v = { (_Float16)((float)a.x - (float)b.x), (_Float16)((float)a.y - (float)b.y) }; return v; }
+static inline __half2 __hmul2(__half2 a, __half2 b) { __half2 v = { (_Float16)((float)a.x * (float)b.x), (_Float16)((float)a.y * (float)b.y) }; return v; }
+static inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) { __half2 v = { (_Float16)((double)a.x * (double)b.x + (double)c.x), (_Float16)((double)a.y * (double)b.y + (double)c.y) }; return v; }
+"""
+
 VEC = """\
 typedef float xp_f32x4 __attribute__((vector_size(16)));
 typedef float xp_f32x16 __attribute__((vector_size(64)));
@@ -425,8 +447,15 @@ def support_code(names: set[str], platform: str, extra: list[str]) -> str:
         parts.append(HALF)
     if names & {"min", "max"}:
         parts.append(_minmax())
-    for name in sorted(names & set(VECTOR_TYPES)):
+    vec = names & set(VECTOR_TYPES)
+    if names & HALF2_NAMES:
+        vec.add("float2")
+    for name in sorted(vec):
         parts.append(vector_type(name))
+    if names & HALF2_NAMES:
+        if HALF not in parts:
+            parts.append(HALF)
+        parts.append(HALF2)
     for name in sorted(names):
         if MATH.get(name):
             parts.append(MATH[name].replace("static inline", "inline") + "\n")

@@ -295,10 +295,12 @@ def _host(fd, kernels: set[str], program):
             return _dim3_call(node.args.exprs if node.args else [])
         if name and _API.match(name):
             api = _API.match(name).group(2)
-            if api not in HOST_API:
+            if api not in HOST_API and not api.startswith(("MemcpyToSymbol", "MemcpyFromSymbol")):
                 raise G.Refuse("XP-RECOVER-002", f"runtime call {name} has no host equivalent here", node, name)
-            helper, keep = HOST_API[api]
             args = node.args.exprs if node.args else []
+            if api in ("MemcpyToSymbol", "MemcpyFromSymbol", "MemcpyToSymbolAsync", "MemcpyFromSymbolAsync"):
+                return _symbol_copy(api, args, node)
+            helper, keep = HOST_API[api]
             new_args = [args[i] for i in keep if i < len(args)]
             if helper == "xp_malloc":
                 new_args[0] = c_ast.Cast(_void_pp(), new_args[0])
@@ -319,6 +321,24 @@ def _host(fd, kernels: set[str], program):
             raise G.Refuse("XP-RECOVER-002", f"runtime type {' '.join(n.names)} has no host equivalent here", n)
     fd.decl.funcspec = [s for s in (fd.decl.funcspec or []) if s not in ("__host__",)]
     return fd
+
+
+def _symbol_copy(api, args, node):
+    """``cudaMemcpyToSymbol(sym, src, n[, off])`` -> ``xp_memcpy((char *)&sym + off, src, n)``
+    (and the reverse for FromSymbol): the ``__constant__``/``__device__`` symbol is a host global."""
+    if len(args) < 3:
+        raise G.Refuse("XP-RECOVER-002", f"{G.call_name(node)} with too few arguments", node)
+    sym_pos = 0 if "To" in api else 1
+    sym = args[sym_pos]
+    if G.call_name(sym) == "HIP_SYMBOL" and sym.args:
+        sym = sym.args.exprs[0]
+    char_p = c_ast.Typename(None, [], None, c_ast.PtrDecl([], c_ast.TypeDecl(None, [], None,
+                                                                               c_ast.IdentifierType(["char"]))))
+    addr = c_ast.Cast(char_p, c_ast.UnaryOp("&", sym))
+    if len(args) > 3:
+        addr = c_ast.BinaryOp("+", addr, args[3])
+    pair = [addr, args[1]] if sym_pos == 0 else [args[0], addr]
+    return c_ast.FuncCall(c_ast.ID("xp_memcpy"), c_ast.ExprList(pair + [args[2]]))
 
 
 def _launch(node):

@@ -39,6 +39,15 @@ DTYPES = {
     "unsigned long int": "uint64", "unsigned long long int": "uint64", "short int": "int16",
     "unsigned short int": "uint16", "__nv_half": "float16", "float16_t": "float16",
 }
+# CUDA/HIP vector types: a pointer to them is a buffer of their element type (n vectors = k*n
+# elements, same bytes), so arrays of the element dtype are passed for them
+for _elem, _dt in (("float", "float32"), ("double", "float64"), ("int", "int32"), ("uint", "uint32"),
+                   ("short", "int16"), ("ushort", "uint16"), ("char", "int8"), ("uchar", "uint8"),
+                   ("long", "int64"), ("ulong", "uint64"), ("longlong", "int64"), ("ulonglong", "uint64")):
+    for _k in (1, 2, 3, 4):
+        DTYPES.setdefault(f"{_elem}{_k}", _dt)
+DTYPES.update({"half2": "float16", "__half2": "float16", "__nv_half2": "float16",
+               "__nv_bfloat162": "bfloat16", "__hip_bfloat162": "bfloat16"})
 
 
 @dataclass(frozen=True)

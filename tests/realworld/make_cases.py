@@ -89,6 +89,11 @@ CASES = {
     "cuda/gelu_erf_template.cu": dict(op="gelu", args=[1500], attrs={"approximate": "none"},
                                       launch=L([6], [128]), params=[
         T("x", [1500], "x"), O("y", [1500], "out"), S("n", 1500)]),
+    "cuda/add_half2.cu": dict(op="add", args=[400], launch=L([2], [64]), params=[
+        T("a", [400], "x", dtype="float16"), T("b", [400], "y", dtype="float16"),
+        O("out", [400], "out", dtype="float16"), S("n2", 200)]),
+    "cuda/conv1d_constant.cu": dict(op="conv1d", args=[300, 306], params=[
+        T("h_Src", [306], "x"), T("h_Kernel", [7], "w"), O("h_Dst", [300], "out"), S("outLen", 300)]),
     # ------------------------------------------------------------------ HIP
     "hip/vecadd_ggl.hip": dict(op="add", args=[3000], params=[
         T("a", [3000], "x"), T("b", [3000], "y"), O("c", [3000], "out"), S("n", 3000)]),
