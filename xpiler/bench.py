@@ -21,7 +21,8 @@ Table columns per direction
 Directions without a plan are reported as such (0 verified), never skipped silently.
 ``--jobs N`` runs kernels in N processes (the table and the records keep corpus order);
 ``--jsonl F`` writes one record per kernel; ``--resume`` keeps the records already in F and runs
-only the missing kernels, so long runs can be split and combined.
+only the missing kernels, so long runs can be split and combined. ``--infer-inputs`` hides the
+case files, so verification runs on inputs the driver infers (measures ``xpiler.infer``).
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class Record:
     special: list = field(default_factory=list)
     source_special: bool = False
     codes: list = field(default_factory=list)    # diagnostic codes of the refused / failed steps
+    inferred: dict | None = None                 # scalars inferred (--infer-inputs runs)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -115,14 +117,22 @@ def _uses_parallel(res: dict) -> bool:
     return isinstance(used, int) and used > 1
 
 
-def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeout: float = 60) -> dict:
-    """Translate one corpus kernel; a Record as a dict (top level: picklable for the pool)."""
+def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeout: float = 60,
+            infer_inputs: bool = False) -> dict:
+    """Translate one corpus kernel; a Record as a dict (top level: picklable for the pool).
+    With ``infer_inputs`` the kernel is copied without its case file, so the driver infers the
+    verification inputs (xpiler.infer) instead of reading them."""
     from .errors import XpilerError
     from .translate import translate
 
     path = Path(src)
     out = Path(tmp) / f"{path.stem}.{src_p}{SUFFIX[dst_p]}"
     rec = Record(f"{src_p}->{dst_p}", path.name, "error", 0.0)
+    if infer_inputs:
+        alone = Path(tmp) / f"{path.stem}.{src_p}-{dst_p}.alone"
+        alone.mkdir(exist_ok=True)
+        shutil.copy(path, alone / path.name)
+        path = alone / path.name
     t0 = time.perf_counter()
     try:
         rep = translate(str(path), dst_p, str(out), timeout=timeout)
@@ -150,6 +160,8 @@ def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeou
             rec.message = f"{rec.message} ({detail})" if detail and rec.message else (rec.message or detail)
     if do_compile and rec.status == "verified" and out.exists():
         rec.compile = compile_check(out, dst_p, rec.status)
+    if rep is not None and rep.inference:
+        rec.inferred = rep.inference.get("scalars") if rep.inference.get("ok") else None
     if out.exists():
         out.unlink()
     return rec.to_json()
@@ -169,7 +181,8 @@ def _load(jsonl: Path | None) -> dict:
 
 
 def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool = False,
-        jsonl: str | None = None, resume: bool = False, timeout: float = 60, progress=None) -> dict:
+        jsonl: str | None = None, resume: bool = False, timeout: float = 60, progress=None,
+        infer_inputs: bool = False) -> dict:
     """Run the benchmark; returns {"directions": {dir: summary}, "records": [Record dicts]} in
     corpus order (independent of --jobs)."""
     from concurrent.futures import ProcessPoolExecutor
@@ -208,10 +221,11 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
         if jobs == 1:
             for i in todo:
                 f, a, b = work[i]
-                finished(i, run_one(f, a, b, do_compile, tmp, timeout))
+                finished(i, run_one(f, a, b, do_compile, tmp, timeout, infer_inputs))
         else:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = {pool.submit(run_one, *work[i], do_compile, tmp, timeout): i for i in todo}
+                futures = {pool.submit(run_one, *work[i], do_compile, tmp, timeout, infer_inputs): i
+                           for i in todo}
                 from concurrent.futures import as_completed
 
                 for fut in as_completed(futures):
@@ -277,7 +291,7 @@ def table(result: dict, compile_checked: bool):
 
 
 def main_cli(only=None, limit=0, jobs=1, do_compile=False, json_path=None, jsonl=None, resume=False,
-             timeout=60.0) -> dict:
+             timeout=60.0, infer_inputs=False) -> dict:
     """What ``xpiler bench`` and ``tools/bench_translate.py`` do: run, print the table, write JSON."""
     from rich.console import Console
     from rich.progress import Progress
@@ -287,7 +301,7 @@ def main_cli(only=None, limit=0, jobs=1, do_compile=False, json_path=None, jsonl
     with Progress(transient=True, console=Console(stderr=True)) as prog:
         task = prog.add_task("translating", total=total)
         result = run(only, limit, jobs, do_compile, jsonl, resume, timeout,
-                     progress=lambda rec: prog.advance(task))
+                     progress=lambda rec: prog.advance(task), infer_inputs=infer_inputs)
     con = Console(highlight=False)
     if not con.is_terminal:
         con = Console(highlight=False, width=140)
@@ -317,9 +331,12 @@ def main(argv=None) -> int:
     ap.add_argument("--jsonl", help="write one JSON record per kernel here")
     ap.add_argument("--resume", action="store_true", help="keep the records already in --jsonl, run the rest")
     ap.add_argument("--timeout", type=float, default=60, help="seconds per kernel run")
+    ap.add_argument("--infer-inputs", action="store_true",
+                    help="ignore the case files: verification inputs are inferred (xpiler.infer)")
     o = ap.parse_args(argv)
     try:
-        main_cli(o.only, o.limit, o.jobs, o.compile_check, o.json, o.jsonl, o.resume, o.timeout)
+        main_cli(o.only, o.limit, o.jobs, o.compile_check, o.json, o.jsonl, o.resume, o.timeout,
+                 o.infer_inputs)
     except XpilerError as exc:
         print(exc.render())
         return exc.exit_code

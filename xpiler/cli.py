@@ -368,12 +368,14 @@ def _finish_translation(report, report_path, out_path, explain) -> None:
 @click.option("--jsonl", type=click.Path(dir_okay=False), help="Write one JSON record per kernel here.")
 @click.option("--resume", is_flag=True, help="Keep the records already in --jsonl and run only the missing kernels.")
 @click.option("--timeout", type=float, default=60, show_default=True, help="Seconds per kernel run.")
-def bench(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout):
+@click.option("--infer-inputs", is_flag=True,
+              help="Ignore the case files: verification inputs are inferred (measures input inference).")
+def bench(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout, infer_inputs):
     """Translate the bundled corpus in every direction and print the table (verified/total,
     compile checks, median/max seconds, parallel units, on-chip buffers, special instructions)."""
     from .bench import main_cli
 
-    main_cli(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout)
+    main_cli(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout, infer_inputs)
 
 
 # ------------------------------------------------------------------------------ entry point

@@ -34,7 +34,7 @@ def test_resume_keeps_records_and_runs_only_missing(tmp_path, monkeypatch):
     jl.write_text(json.dumps(first) + "\n")
     ran = []
 
-    def fake(src, a, b, do_compile, tmp, timeout=60):
+    def fake(src, a, b, do_compile, tmp, timeout=60, infer_inputs=False):
         ran.append(Path(src).name)
         return bench.Record(f"{a}->{b}", Path(src).name, "failed", 0.5, "refused").to_json()
 
@@ -78,3 +78,11 @@ def test_misses_carry_their_refusal_codes(monkeypatch):
     assert rec["status"] == "failed" and rec["codes"] and all(c.startswith("XP") for c in rec["codes"])
     assert res["directions"]["cuda->hip"]["codes"] == {c: 1 for c in rec["codes"]}
     assert "api_map: refused" in rec["message"]
+
+
+def test_infer_inputs_hides_the_case_files(tmp_path, capsys):
+    jl = tmp_path / "i.jsonl"
+    assert main(["bench", "--only", "vnni:cuda", "--limit", "1", "--infer-inputs", "--jsonl", str(jl)]) == 0
+    (rec,) = [json.loads(l) for l in jl.read_text().splitlines()]
+    assert rec["status"] == "verified", rec
+    assert rec["inferred"] and all(isinstance(v, (int, float)) for v in rec["inferred"].values())
