@@ -59,8 +59,6 @@ CASES = {
         S("rows", 6), S("hidden", 300)]),
     "cuda/rowsum_atomic.cu": dict(op="sum", args=[5, 300], params=[
         T("x", [5, 300], "x"), O("out", [5], "out"), S("rows", 5), S("cols", 300)]),
-    "cuda/rowmax_warp.cu": dict(op="max", args=[24, 300], launch=L([24], [128]), params=[
-        T("in", [24, 300], "x"), O("out", [24], "out"), S("ncols", 300)]),
     "cuda/gemm_tiled.cu": dict(op="gemm", args=[40, 50, 36], params=[
         T("A", [40, 50]), T("B", [50, 36]), O("C", [40, 36]), S("M", 40), S("K", 50), S("N", 36)]),
     "cuda/gemv_warp.cu": dict(op="gemv", args=[40, 200], launch=L([5], [256]), params=[
@@ -94,6 +92,8 @@ CASES = {
         O("out", [400], "out", dtype="float16"), S("n2", 200)]),
     "cuda/conv1d_constant.cu": dict(op="conv1d", args=[300, 306], params=[
         T("h_Src", [306], "x"), T("h_Kernel", [7], "w"), O("h_Dst", [300], "out"), S("outLen", 300)]),
+    "cuda/rowmax_atomic_cas.cu": dict(op="max", args=[7, 200], params=[
+        T("x", [7, 200], "x"), O("out", [7], "out"), S("rows", 7), S("cols", 200)]),
     # ------------------------------------------------------------------ HIP
     "hip/vecadd_ggl.hip": dict(op="add", args=[3000], params=[
         T("a", [3000], "x"), T("b", [3000], "y"), O("c", [3000], "out"), S("n", 3000)]),
