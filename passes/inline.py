@@ -86,6 +86,16 @@ class _Helper:
             if isinstance(n, c_ast.Decl) and "static" in (n.storage or []):
                 return self._no(f"static local '{n.name}'")
         items = list(self.fdef.body.block_items or [])
+        if not self.void and any(_is_value_guard(s) for s in items):
+            items = _value_guards_to_ifs(items, RESULT)
+            if items is None:
+                return self._no("a return that is neither last nor a top-level "
+                                "'if (c) return e;' guard")
+            rt = copy.deepcopy(self.fdef.decl.type.type)
+            _drop_const(rt)
+            rd = c_ast.Decl(RESULT, [], [], [], [], rt, None, None)
+            canon.set_declname(rd, RESULT)
+            items = [rd] + items + [c_ast.Return(c_ast.ID(RESULT))]
         items = _guards_to_ifs(items, self.void)
         if items is None:
             return self._no("a return that is neither last nor a top-level 'if (c) return;' guard")
@@ -138,6 +148,44 @@ def _guards_to_ifs(items: list, void: bool):
             return None
         out.append(s)
     return out
+
+
+RESULT = "__xp_rv"
+
+
+def _value_return(s):
+    if isinstance(s, c_ast.Compound) and len(s.block_items or []) == 1:
+        s = s.block_items[0]
+    return s if isinstance(s, c_ast.Return) and s.expr is not None else None
+
+
+def _is_value_guard(s) -> bool:
+    return isinstance(s, c_ast.If) and s.iffalse is None and _value_return(s.iftrue) is not None
+
+
+def _value_guards_to_ifs(items: list, rv: str):
+    """Top-level ``if (c) return e; rest; return z;`` (value helper) ->
+    ``if (c) rv = e; else { rest; rv = z; }``; None if other returns make it unsuitable."""
+    out = []
+    for k, s in enumerate(items):
+        if _is_value_guard(s):
+            rest = _value_guards_to_ifs(items[k + 1:], rv)
+            if rest is None:
+                return None
+            ret = _value_return(s.iftrue)
+            out.append(c_ast.If(s.cond, c_ast.Compound([c_ast.Assignment("=", c_ast.ID(rv),
+                                                                         ret.expr)]),
+                                c_ast.Compound(rest)))
+            return out
+        if isinstance(s, c_ast.Return):
+            if k != len(items) - 1 or s.expr is None:
+                return None
+            out.append(c_ast.Assignment("=", c_ast.ID(rv), s.expr))
+            return out
+        if any(isinstance(n, c_ast.Return) for n in canon.walk(s)):
+            return None
+        out.append(s)
+    return None
 
 
 def _is_bare_return(s) -> bool:
