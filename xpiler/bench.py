@@ -61,6 +61,7 @@ class Record:
     source_special: bool = False
     codes: list = field(default_factory=list)    # diagnostic codes of the refused / failed steps
     inferred: dict | None = None                 # scalars inferred (--infer-inputs runs)
+    cause: str = ""                              # the miss's deciding step: "pass: status [CODE]"
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -156,6 +157,7 @@ def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeou
         if rec.status != "verified":
             bad = [s for s in rep.steps if s.status != "verified"]
             rec.codes = sorted(set(c for s in bad for c in _CODE.findall(s.message)))
+            rec.cause = _cause(bad)
             detail = "; ".join(f"{s.name}: {s.status}" for s in bad[-3:])
             rec.message = f"{rec.message} ({detail})" if detail and rec.message else (rec.message or detail)
     if do_compile and rec.status == "verified" and out.exists():
@@ -258,8 +260,20 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
             "source_special": sum(1 for r in ver if r["source_special"]),
             "failures": [f"{r['kernel']}: {r['status']}: {r['message'][:160]}" for r in rs if r["status"] != "verified"],
             "codes": _count_codes(r for r in rs if r["status"] != "verified"),
+            "causes": _count_causes(r for r in rs if r["status"] != "verified"),
         }
     return {"directions": summary, "records": records}
+
+
+def _cause(bad_steps) -> str:
+    """The step that decided a miss: the last one that failed verification or crashed, else the
+    last refusal."""
+    if not bad_steps:
+        return ""
+    hard = [s for s in bad_steps if s.status in ("failed-verification", "error")]
+    s = (hard or bad_steps)[-1]
+    codes = _CODE.findall(s.message)
+    return f"{s.name}: {s.status}" + (f" {codes[0]}" if codes else "")
 
 
 def _count_codes(records) -> dict:
@@ -268,6 +282,14 @@ def _count_codes(records) -> dict:
     for r in records:
         for c in r.get("codes") or ():
             out[c] = out.get(c, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _count_causes(records) -> dict:
+    out: dict[str, int] = {}
+    for r in records:
+        c = r.get("cause") or r.get("message", "")[:80] or r.get("status", "")
+        out[c] = out.get(c, 0) + 1
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
@@ -307,9 +329,9 @@ def main_cli(only=None, limit=0, jobs=1, do_compile=False, json_path=None, jsonl
         con = Console(highlight=False, width=140)
     con.print(table(result, do_compile))
     for d, s in result["directions"].items():
-        if s["codes"]:
-            codes = ", ".join(f"{c} x{n}" for c, n in list(s["codes"].items())[:6])
-            con.print(f"{d.replace('->', ' -> ')} misses ({s['total'] - s['verified']}): {codes}", markup=False)
+        if s["causes"]:
+            causes = "; ".join(f"{c} x{n}" for c, n in list(s["causes"].items())[:5])
+            con.print(f"{d.replace('->', ' -> ')} misses ({s['total'] - s['verified']}): {causes}", markup=False)
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(result["directions"], indent=2) + "\n")

@@ -77,7 +77,8 @@ def test_misses_carry_their_refusal_codes(monkeypatch):
     (rec,) = res["records"]
     assert rec["status"] == "failed" and rec["codes"] and all(c.startswith("XP") for c in rec["codes"])
     assert res["directions"]["cuda->hip"]["codes"] == {c: 1 for c in rec["codes"]}
-    assert "api_map: refused" in rec["message"]
+    assert "api_map: refused" in rec["message"] and rec["cause"].startswith("api_map: refused XP")
+    assert res["directions"]["cuda->hip"]["causes"] == {rec["cause"]: 1}
 
 
 def test_infer_inputs_hides_the_case_files(tmp_path, capsys):
