@@ -224,8 +224,6 @@ def _elements(e, elem: int):
                 return bl.size_of(t.scalar)
         return None
 
-    if elem == 1:
-        return e
     if isinstance(e, c_ast.Constant) and e.type == "int":
         try:
             v = int(e.value.rstrip("uUlL"), 0)
@@ -243,7 +241,7 @@ def _elements(e, elem: int):
         inner = _elements(e.left, elem)
         if inner is not None and not isinstance(e.left, c_ast.Constant):
             return c_ast.BinaryOp("*", inner, e.right)
-    return None
+    return e if elem == 1 else None
 
 
 # ------------------------------------------------------------------------------ the rewriter
