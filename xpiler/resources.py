@@ -8,11 +8,12 @@ profile (``platforms/<p>/profile.toml``, default profile):
 ``parallel``
     GPU (cuda, hip): one entry per launch with ``grid``/``block`` (evaluated at the
     verification scalars where the expressions allow; C text otherwise), ``threads_per_block``,
-    ``blocks``, ``threads``, and the profile limits (``max_threads_per_block``,
-    ``max_grid_dims``, ``warp_size``). A kernel entry (no host launch) reports the launch it is
+    ``blocks``, ``threads``, ``within_limits`` (None when a dimension is unknown), and the
+    profile limits (``max_threads_per_block``, ``max_grid_dims``, ``warp_size``). A kernel entry (no host launch) reports the launch it is
     run with (a case file's, else the profile default), marked ``"from": "caller"``.
-    BANG: per launch ``task_dim`` (product of the cnrtDim3_t), function type and the clusters
-    and cores it occupies, against the profile's ``clusters x cores_per_cluster``.
+    BANG: per launch ``task_dim`` (product of the cnrtDim3_t), function type, the clusters
+    and cores it occupies and ``within_limits`` (UNION<n> needs n <= clusters and taskDim a
+    multiple of n x cores), against the profile's ``clusters x cores_per_cluster``.
     VNNI: OpenMP parallel loops, ``omp simd`` loops and AVX-512 intrinsic calls in the text,
     against the host's cores and the 512-bit vector width.
 ``units_used`` / ``units_available``
@@ -122,6 +123,7 @@ def _gpu(program, scalars, launch, prof) -> dict:
         l["blocks"] = _product(l["grid"])
         l["threads"] = (l["blocks"] * l["threads_per_block"]
                         if l["blocks"] is not None and l["threads_per_block"] is not None else None)
+        l["within_limits"] = _gpu_within(l, prof)
     tpb = [l["threads_per_block"] for l in launches if l["threads_per_block"] is not None]
     return {"kind": "gpu", "launches": launches,
             "limits": {"max_threads_per_block": prof.get("max_threads_per_block"),
@@ -130,6 +132,17 @@ def _gpu(program, scalars, launch, prof) -> dict:
             "units_used": max(tpb) if tpb else None,
             "units_available": prof.get("max_threads_per_block"),
             "max_threads": max((l["threads"] for l in launches if l["threads"] is not None), default=None)}
+
+
+def _gpu_within(l: dict, prof: dict):
+    """True / False when every dimension is known, None otherwise."""
+    dims = list(l["grid"]) + list(l["block"])
+    if not all(isinstance(d, int) for d in dims):
+        return None
+    max_block, max_grid = prof.get("max_block_dims") or [], prof.get("max_grid_dims") or []
+    ok = l["threads_per_block"] <= (prof.get("max_threads_per_block") or l["threads_per_block"])
+    ok &= all(d <= m for d, m in zip(l["block"], max_block)) and all(d <= m for d, m in zip(l["grid"], max_grid))
+    return bool(ok and all(d >= 1 for d in dims))
 
 
 def _ktype_clusters(ktype) -> int | None:
@@ -169,6 +182,10 @@ def _bang(program, scalars, launch, prof) -> dict:
         l["task_dim"] = task_dim
         l["union_clusters"] = ncl           # 0 = BLOCK task (one core)
         l["cores"] = (1 if ncl == 0 else task_dim) if task_dim is not None else None
+        # a UNION<n> task needs n clusters of the profile and taskDim a multiple of n x cores
+        l["within_limits"] = (None if task_dim is None or ncl is None else
+                              ncl == 0 or (clusters is not None and cores is not None and ncl <= clusters
+                                           and task_dim % (ncl * cores) == 0))
     used = [l["cores"] for l in launches if l["cores"] is not None]
     return {"kind": "bang", "launches": launches,
             "limits": {"clusters": clusters, "cores_per_cluster": cores},

@@ -26,7 +26,7 @@ def test_gpu_launch_evaluated_at_the_scalars():
     res = resources(parse_file(CORPUS / "cuda" / "add_18_128.cu"), {"size": 2304})
     (launch,) = res["parallel"]["launches"]
     assert launch["grid"] == [3, 1, 1] and launch["block"] == [1024, 1, 1]     # (2304 + 1023) / 1024
-    assert launch["threads"] == 3 * 1024
+    assert launch["threads"] == 3 * 1024 and launch["within_limits"] is True
     assert res["parallel"]["units_used"] == 1024 and res["parallel"]["units_available"] == 1024
     unevaluated = resources(parse_file(CORPUS / "cuda" / "add_18_128.cu"))
     assert unevaluated["parallel"]["launches"][0]["grid"][0] == "(size + 1023) / 1024"
@@ -45,6 +45,7 @@ def test_bang_kernel_entry_uses_the_profile_launch_and_on_chip_buffers():
     (launch,) = res["parallel"]["launches"]
     assert launch["from"] == "caller" and launch["task_dim"] == 16
     assert launch["ktype"] == "CNRT_FUNC_TYPE_UNION4" and launch["union_clusters"] == 4
+    assert launch["within_limits"] is True
     assert res["parallel"]["units_used"] == res["parallel"]["units_available"] == 16
     assert set(res["on_chip_bytes"]) >= {"nram", "wram"} and res["on_chip_capacity"]["nram"] == 786432
     assert "__bang_matmul" in res["special_instructions"]
