@@ -1564,7 +1564,13 @@ def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
 
 def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
     if acc.index is None and acc.width and elem_bytes:
-        # last element a byte range touches: (first byte + width - 1) / element size
+        # last element a byte range touches: (last byte) / element size; exact as a Poly when
+        # every symbolic coefficient of the first byte is a multiple of the element size
+        first = _max_index(Access(**{**acc.__dict__, "index": acc.byte_index, "width": 0}))
+        if first is not None and all(c % elem_bytes == 0 for m, c in first.t.items() if m):
+            c0 = first.value() + acc.width - 1
+            return Poly({m: c // elem_bytes for m, c in first.t.items() if m}) + \
+                Poly.const(c0 // elem_bytes)
         last = ("/", ("+", acc.byte_index, ("c", acc.width - 1)), ("c", elem_bytes))
         return _max_index(Access(**{**acc.__dict__, "index": last, "width": 0}))
     if acc.index is None:

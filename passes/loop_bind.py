@@ -353,10 +353,12 @@ class _Planner:
     def _parallel(self, lp: affine.LoopInfo) -> affine.Verdict:
         """The loop's verdict: proved by ``affine.parallel``, or asserted by the program
         (``#pragma omp parallel for [collapse(n)]`` over canonical loops whose bodies have
-        no atomic or critical sections: the OpenMP contract that iterations are independent,
-        which the GPU lift states for grid loops)."""
+        no atomic or critical sections and assign no scalar declared outside them: the
+        OpenMP contract that iterations are independent, which the GPU lift states for grid
+        loops)."""
         if id(lp.node) in self.asserted and lp.canonical and not lp.escapes and \
-                not lp.unknown_calls:
+                not lp.unknown_calls and all(any(o is lp for o in var.owners)
+                                             for var, _, _ in lp.scalar_writes):
             return affine.Verdict(True)
         return affine.parallel(self.info, lp)
 

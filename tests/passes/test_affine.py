@@ -109,3 +109,46 @@ def test_indirect_subscript_is_not_parallel():
                  "const float* x, const int* idx, float* out, int n")
     (_, v), = _verdicts(info)
     assert not v.parallel
+
+
+# -- byte views, mem* ranges, conjunctive bounds, rows of multi-dimensional arrays -----------
+def test_byte_views_are_compared_as_byte_ranges():
+    params = "const int16_t* x, int16_t* out"
+    rows = _info("for (int i = 0; i < 64; ++i) { uint8_t b[32]; memcpy(b, x + i * 16, sizeof(b)); "
+                 "for (int j = 0; j < 32; ++j) ((uint8_t*)(out + i * 16))[j] = b[j]; }", params)
+    assert affine.parallel(rows, rows.loops[0]).parallel          # 32 bytes = one 16-word row
+    assert affine.extents(rows) == {"x": 1024, "out": 1024}
+    overlap = _info("for (int i = 0; i < 64; ++i) { uint8_t b[32]; memcpy(b, x + i * 16, 32); "
+                    "for (int j = 0; j < 32; ++j) ((uint8_t*)(out + i * 8))[j] = b[j]; }", params)
+    v = affine.parallel(overlap, overlap.loops[0])                # rows of 8 words, 16 written
+    assert not v.parallel and v.code == "XP-BIND-001"
+
+
+def test_mem_calls_with_traced_operands_are_not_unknown_calls():
+    info = _info("for (int i = 0; i < n; ++i) { float t[4]; memcpy(t, x + 4 * i, sizeof(t)); "
+                 "out[i] = t[0] + t[3]; }")
+    assert affine.parallel(info, info.loops[0]).parallel
+    assert affine.extents(info) == {"x": "4 * n", "out": "n"}
+    shared = _info("float t[4]; for (int i = 0; i < n; ++i) { memcpy(t, x + 4 * i, sizeof(t)); "
+                   "out[i] = t[0]; }")
+    assert not affine.parallel(shared, shared.loops[0]).parallel
+
+
+def test_conjunctive_upper_bounds_make_a_canonical_loop():
+    info = _info("for (int r0 = 0; r0 < 100; r0 += 16) "
+                 "for (int r = r0; r < r0 + 16 && r < 100; ++r) out[r] = x[r];")
+    inner = info.loops[1]
+    assert inner.canonical and affine.parallel(info, info.loops[0]).parallel
+    assert affine.parallel(info, inner).parallel
+    assert affine.extents(info) == {"x": 100, "out": 100}
+    lower = _info("for (int r = n; r > 0 && r < 100; --r) out[r] = x[r];")
+    assert not lower.loops[0].canonical              # a conjunction bounds from above only
+
+
+def test_rows_of_multidimensional_locals_and_constant_ternaries():
+    info = _info("for (int w = 0; w < 4; ++w) { float a[4][16][16]; float (*F)[16] = a[w]; "
+                 "for (int r = 0; r < 16; ++r) for (int c = 0; c < 16; ++c) F[r][c] = 0.0f; "
+                 "for (int r = 0; r < 16; ++r) out[w * 256 + ((0 == 0) ? r * 16 : r)] = F[r][0]; }")
+    assert not info.problems
+    assert affine.parallel(info, info.loops[0]).parallel
+    assert affine.extents(info)["out"] == 1009

@@ -16,7 +16,8 @@ from passes.base import PassRefused, run_pass
 from xpiler.program import parse_file, parse_source
 
 DATA = Path(__file__).parent / "data"
-VERIFIED = ["add", "rowsum", "softmax", "transpose_lifted", "phases", "timesteps", "conv2d", "gemm"]
+VERIFIED = ["add", "rowsum", "softmax", "transpose_lifted", "phases", "timesteps", "conv2d", "gemm",
+            "scratch", "batch_alias", "byte_view"]
 
 
 def _lower(name: str, to: str = "cuda", **opts):
@@ -155,3 +156,62 @@ def test_sweep_canonical_c_sources(to, tmp_path):
     last = rep.steps[-1]
     assert rep.status == "failed" and last.name == "loop_bind" and last.status == "refused"
     assert "XP-BIND-001" in last.message
+
+
+# -- host data on the device: scratch arrays, rebased pointer locals, asserted loops ---------
+def test_static_scratch_array_becomes_a_device_buffer():
+    _, out, text = _lower("scratch")
+    assert len(out.kernels) == 2
+    host = text.split('extern "C"')[1]
+    assert "static float t[256];" in host
+    assert "cudaMalloc((void **) (&__xp_d_t), sizeof(t));" in host
+    assert "cudaMemcpy(__xp_d_t, t, sizeof(t), cudaMemcpyHostToDevice);" in host
+    # a static array keeps its values between calls: copied back before the free
+    back = host.index("cudaMemcpy(t, __xp_d_t, sizeof(t), cudaMemcpyDeviceToHost);")
+    assert back < host.index("cudaFree(__xp_d_t);")
+    assert "(float *) __xp_d_t" in host                 # kernels get the device buffer
+
+
+def test_host_pointer_locals_are_rebased_onto_device_buffers():
+    _, out, text = _lower("batch_alias", to="hip")
+    host = text.split('extern "C"')[1]
+    assert "for (int b = 0; b < B; ++b)" in host        # t is reused: the batch loop stays
+    assert "(float *) (d_x + b * N)" in host and "(float *) (d_out + b * N)" in host
+    assert "hipFree(__xp_d_t);" in host and "hipMemcpy(t, __xp_d_t" not in host   # not static
+    assert len(out.kernels) == 2
+
+
+def test_host_data_refusals_have_their_code():
+    d = _refusal('extern "C" void k(const float* x, float* o) { float t[8]; '
+                 'for (int i = 0; i < 8; ++i) t[i] = x[i]; '
+                 'for (int i = 0; i < 8; ++i) o[i] = t[i] * sizeof(t); }')
+    assert d.code == "XP-BIND-005" and "'t'" in d.message and "sizeof" in d.message
+    d = _refusal('extern "C" void k(const float* x, float* o, int n, int m) { '
+                 'const float* p = x + m; m = 0; for (int i = 0; i < n; ++i) o[i] = p[i]; }')
+    assert d.code == "XP-BIND-005" and "'p'" in d.message and "'m'" in d.message
+
+
+def test_omp_parallel_for_is_trusted_without_atomics():
+    # a permutation scatter: no proof from the subscripts, the pragma states independence;
+    # the extent of o comes from the recorded host allocation (devcopy{extents=true})
+    src = ('#pragma xpiler extent(o, (n) * (4))\n'
+           'extern "C" void k(const float* x, const int* idx, float* o, int n) {\n'
+           '  #pragma omp parallel for\n'
+           '  for (int i = 0; i < n; ++i) o[idx[i]] = x[i];\n}\n')
+    assert _refusal(src.replace("#pragma omp parallel for", "")).code == "XP-BIND-001"
+    out = run_pass("loop_bind", parse_source(src, "vnni", "<t>.cpp"), to="cuda")
+    assert len(out.kernels) == 1
+    text = platforms.module("cuda", "backend").emit(out)
+    assert "n * 4 / 4 * sizeof(float)" in text and "xpiler extent" not in text
+    racy = src.replace("o[idx[i]] = x[i];", "{\n    #pragma omp atomic\n    o[idx[i]] += x[i];\n  }")
+    assert _refusal(racy).code == "XP-BIND-001"
+    shared = src.replace("o[idx[i]] = x[i];", "{ t = x[i]; o[idx[i]] = t; }").replace(
+        "int n) {", "int n) { float t;")
+    assert _refusal(shared).code in ("XP-BIND-001", "XP-BIND-003")   # t is shared: a race
+
+
+@pytest.mark.parametrize("name", ["scratch", "byte_view"])
+def test_scratch_and_byte_views_verified_on_the_virtual_device(name, tmp_path):
+    rep, _ = _translate(name, "cuda", tmp_path)
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    assert rep.steps[-1].name == "loop_bind" and rep.steps[-1].status == "verified"

@@ -1,0 +1,107 @@
+"""The VNNI -> CUDA/HIP lift cleanup (localize, indvar counters, memops byte counts) and
+corpus kernels that translate only with them; the cuda<->hip lift-and-lower fallback."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import platforms
+from passes import indvar, localize, memops  # noqa: F401  (register the passes)
+from passes.base import PassRefused, run_pass
+from xpiler.program import parse_source
+
+CORPUS = Path(__file__).resolve().parents[2] / "xpiler" / "corpus"
+
+
+def _emit(prog) -> str:
+    return platforms.module(prog.platform, "backend").emit(prog)
+
+
+def _prog(src: str):
+    return parse_source(src, "vnni", "<t>.cpp")
+
+
+# -- localize --------------------------------------------------------------------------------
+def test_localize_moves_file_scope_scratch_into_the_entry():
+    src = ('#include <stdint.h>\nstatic const int N = 8;\nalignas(64) static int8_t W[N * 4];\n'
+           'static int32_t keep[4];\nstatic int helper(int i) { return keep[i]; }\n'
+           'extern "C" void k(const float* x, float* o) {\n'
+           '  for (int i = 0; i < N * 4; ++i) W[i] = (int8_t) x[i];\n'
+           '  for (int i = 0; i < N; ++i) o[i] = W[4 * i] + helper(0);\n}\n')
+    out = _emit(run_pass("localize", _prog(src)))
+    entry = out.split('extern "C"')[1]
+    assert "static int8_t W[N * 4];" in entry and "alignas(64)" in entry
+    assert "W[" not in out.split('extern "C"')[0]          # no longer at file scope
+    assert "static int32_t keep[4];" in out.split('extern "C"')[0]   # a helper uses it
+
+
+def test_localize_refuses_shared_or_shadowed_arrays():
+    src = ('static float t[4];\nstatic float g(int i) { return t[i]; }\n'
+           'extern "C" void k(float* o) { for (int i = 0; i < 4; ++i) o[i] = t[i] + g(i); }\n')
+    with pytest.raises(PassRefused) as exc:
+        run_pass("localize", _prog(src))
+    d = exc.value.diagnostics[0]
+    assert d.code == "XP-LOCALIZE-002" and "outside the entry" in d.message
+
+
+# -- indvar: running counters ----------------------------------------------------------------
+def test_running_counter_of_a_rectangular_nest_gets_a_closed_form():
+    src = ('extern "C" void k(const float* x, float* o, int A, int B) { int p = 0;\n'
+           '  for (int a = 0; a < A; ++a) for (int b = 1; b < B; ++b) o[p++] = x[b * A + a];\n}\n')
+    out = _emit(run_pass("indvar", _prog(src)))
+    assert "o[p + (a * (B - 1) + (b - 1))] = x[b * A + a];" in out
+    assert "p +=" not in out                                # p is dead after the nest
+    used_after = src.replace("x[b * A + a];\n}", "x[b * A + a];\n  o[0] = p;\n}")
+    out = _emit(run_pass("indvar", _prog(used_after)))
+    assert "p += ((A > 0) ? A : 0) * ((B > 1) ? (B - 1) : 0);" in out
+
+
+def test_conditional_counter_is_left_alone():
+    src = ('extern "C" void k(const float* x, float* o, int n) { int p = 0;\n'
+           '  for (int i = 0; i < n; ++i) if (x[i] > 0) o[p++] = x[i];\n}\n')
+    with pytest.raises(PassRefused):
+        run_pass("indvar", _prog(src))
+
+
+# -- memops: byte counts ---------------------------------------------------------------------
+def test_memops_byte_count_products_and_constant_dimensions():
+    src = ('#include <string.h>\nstatic const int D0 = 10, INNER = 1, M = 7, NP = 32;\n'
+           'extern "C" void k(const float* x, float* o) { short t[M * NP];\n'
+           '  memset(t, 0, sizeof(t));\n'
+           '  memcpy(o, x, sizeof(float) * D0 * INNER);\n  o[0] += t[3];\n}\n')
+    out = _emit(run_pass("memops", _prog(src)))
+    assert "memset" not in out and "memcpy" not in out
+    assert "< 224;" in out and "< 10;" in out
+
+
+# -- corpus kernels that need the cleanup, verified end to end -------------------------------
+def _translate(rel: str, to: str, tmp_path):
+    from xpiler.translate import translate
+    src = CORPUS / rel
+    suffix = {"cuda": ".cu", "hip": ".hip"}[to]
+    return translate(str(src), to, str(tmp_path / (src.stem + suffix)))
+
+
+def test_vnni_concat_to_cuda_verified(tmp_path):
+    rep = _translate("vnni/concat_4_6_10.cpp", "cuda", tmp_path)
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    assert rep.steps[-1].name == "loop_bind" and rep.steps[-1].status == "verified"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rel", ["vnni/gemv_77_100.cpp", "vnni/transpose_2_8_16_4.cpp",
+                                 "vnni/conv2d_2_9_9_8_12_3_3_8_2_0.cpp"])
+def test_previously_refused_vnni_kernels_verified_on_cuda(rel, tmp_path):
+    rep = _translate(rel, "cuda", tmp_path)
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    text = (tmp_path / (Path(rel).stem + ".cu")).read_text()
+    assert "<<<dim3((unsigned) __xp_g" in text          # at least one multi-thread launch
+
+
+@pytest.mark.slow
+def test_cuda_wmma_kernel_to_hip_through_the_fallback(tmp_path):
+    rep = _translate("cuda/gemm_32_128_128.cu", "hip", tmp_path)
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    assert rep.pipeline.startswith("loop_recovery") and rep.pipeline.endswith("loop_bind{to=hip}")
+    assert any(s.name == "api_map" and s.status == "refused" for s in rep.steps)
