@@ -201,7 +201,7 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     import numpy as np
 
     from .argspec import random_array
-    from .errors import KernelRuntimeError, XpilerError
+    from .errors import KernelRuntimeError, KernelTimeout, XpilerError
     from .run import numpy_dtype, run_kernel
 
     if program.entry is None:
@@ -221,8 +221,11 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                   and p.dtype in ("int32", "int64", "uint32", "uint64")]
     modes = ("indices", "random") if int_inputs else ("random",)
     outs = [p for p in program.params if p.kind == "pointer" and p.role in ("output", "inout")]
-    safe = None
+    safe, slow = None, None
     for v in values:
+        if slow is not None and v >= slow:
+            inf.tried.append({"value": v, "outcome": f"skipped: value {slow} already timed out"})
+            continue
         scalars = {p.name: fixed[p.name] if p.name in fixed else
                    (int(v) if _int_scalar(p) else (1 if p.dtype == "bool" else FLOAT_VALUE))
                    for p in program.params if p.kind == "scalar"}
@@ -249,6 +252,9 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                            launch=launch if program.entry.kind == "kernel" else None)
             except KernelRuntimeError as exc:
                 inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}{label}{static}"})
+                if isinstance(exc, KernelTimeout):   # larger values will not be faster
+                    slow = v
+                    break
                 continue
             except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
                 inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})

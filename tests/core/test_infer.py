@@ -205,3 +205,23 @@ def test_small_values_only_when_nothing_larger_works(tmp_path):
     inf = infer_inputs(parse_file(src), src)
     assert inf.ok and inf.scalars == {"n": 2} and inf.sizes == {"x": 2, "y": 2}
     assert [t["value"] for t in inf.tried] == [16, 32, 64, 128, 256, 512, 1024, 8, 4, 2]
+
+
+SLOW_VNNI = r"""
+extern "C" void slow(const float* x, float* y, int n) {
+  long long spin = 1;
+  for (long long k = 0; k < (long long)n * n * n * n * n; ++k) spin = spin * 3 + (long long)k;
+  for (int i = 0; i < n; ++i) y[i] = x[i] + (float)(spin & 1);
+}
+"""
+
+
+def test_a_timeout_skips_larger_values(tmp_path):
+    src = _write(tmp_path, "slow.cpp", SLOW_VNNI)
+    inf = infer_inputs(parse_file(src), src, timeout=1.0, candidates=(16, 64, 128, 8))
+    outcomes = [t["outcome"] for t in inf.tried]
+    assert inf.ok and inf.scalars == {"n": 16}, outcomes     # 16^5 iterations: fast
+    inf = infer_inputs(parse_file(src), src, timeout=1.0, candidates=(512, 1024, 8))
+    outcomes = [(t["value"], t["outcome"].split(":")[0]) for t in inf.tried]
+    assert outcomes == [(512, "KernelTimeout"), (1024, "skipped"), (8, "ok")]
+    assert inf.scalars == {"n": 8}
