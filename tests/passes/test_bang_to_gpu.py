@@ -15,6 +15,7 @@ import pytest
 
 from passes.base import PassRefused, run_pass
 import passes.detensorize  # noqa: F401
+import passes.guard_continue  # noqa: F401
 import passes.task_recovery  # noqa: F401
 import platforms
 from xpiler.program import parse_source
@@ -25,15 +26,15 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "xpiler" / "corpus" / "bang"
 
 
-def flat(src: str, tmp_path, name: str):
+def flat(src: str, tmp_path, name: str, typed: bool = False):
     prog = parse_source(src, "bang", str(tmp_path / f"{name}.mlu"))
-    out = run_pass("task_recovery", run_pass("detensorize", prog), form="flat")
+    out = run_pass("task_recovery", run_pass("detensorize", prog, typed=typed), form="flat")
     assert out.platform == "vnni"
     return prog, platforms.module("vnni", "backend").emit(out)
 
 
-def check_flat(src: str, tmp_path, name: str, args: list) -> str:
-    prog, text = flat(src, tmp_path, name)
+def check_flat(src: str, tmp_path, name: str, args: list, typed: bool = False) -> str:
+    prog, text = flat(src, tmp_path, name, typed)
     want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     run_kernel(tmp_path / f"{name}.mlu", args=want, source=src, program=prog)
     got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -131,6 +132,62 @@ def test_unknown_form_is_refused():
     with pytest.raises(PassRefused) as exc:
         run_pass("task_recovery", prog, form="tiles")
     assert exc.value.diagnostics[0].code == "XP-TASK-013"
+
+
+STRIDED = """#include <bang.h>
+#define ROWS 8
+#define COLS 16
+__nram__ float tile[ROWS * COLS];
+__nram__ int8_t bytes[ROWS * 4];
+__mlu_global__ void cols(float *x, int8_t *b, float *out, int8_t *bout) {
+  // column block taskId of x [ROWS][64]: ROWS segments of COLS floats, 64 floats apart
+  __memcpy(tile, x + taskId * COLS, COLS * sizeof(float), GDRAM2NRAM,
+           COLS * sizeof(float), 64 * sizeof(float), ROWS - 1);
+  __memcpy(out + taskId * ROWS * COLS, tile, ROWS * COLS * sizeof(float), NRAM2GDRAM);
+  __memcpy(bytes, b + taskId * 4, 4 * sizeof(int8_t), GDRAM2NRAM, 4, 16, ROWS - 1);
+  __memcpy(bout + taskId * ROWS * 4, bytes, ROWS * 4, NRAM2GDRAM);
+}
+"""
+
+
+def test_typed_copies_replace_byte_copies(tmp_path):
+    x = np.arange(8 * 64, dtype=np.float32)
+    b = (np.arange(8 * 16) % 127).astype(np.int8)
+    out = np.zeros(16 * 8 * 16, dtype=np.float32)
+    bout = np.zeros(16 * 8 * 4, dtype=np.int8)
+    text = check_flat(STRIDED.replace("taskId", "(taskId % 4)"), tmp_path, "cols", [x, b, out, bout], typed=True)
+    assert "char *" not in text and "memmove" not in text and "memcpy" not in text
+    assert "[xd1_s * 64 + xd1_i]" in text.replace("(", "").replace(")", "")
+
+
+GUARDED = """#include <cstring>
+extern "C" void rows(const float *x, float *y) {
+  for (int o = 0; o < 8; ++o) {
+    for (int k = 0; k < 3; ++k) {
+      int r = o - 1 + k;
+      if (r < 0 || r >= 8) continue;
+      y[o * 3 + k] = x[r] * 2.0f;
+    }
+  }
+}
+"""
+
+
+def test_guard_continue_turns_early_continue_into_a_guard(tmp_path):
+    prog = parse_source(GUARDED, "vnni", str(tmp_path / "rows.cpp"))
+    out = run_pass("guard_continue", prog)
+    text = platforms.module("vnni", "backend").emit(out)
+    assert "continue" not in text and "if (!(r < 0 || r >= 8))" in text.replace("((r < 0) || (r >= 8))", "r < 0 || r >= 8")
+    x = np.linspace(1, 2, 8).astype(np.float32)
+    want = np.full(24, -1, dtype=np.float32)
+    got = want.copy()
+    run_kernel(tmp_path / "rows.cpp", args=[x, want], source=GUARDED, program=prog)
+    path = tmp_path / "rows2.cpp"
+    path.write_text(text)
+    run_kernel(path, args=[x, got], source=text, program=parse_source(text, "vnni", str(path)))
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(PassRefused):
+        run_pass("guard_continue", out)              # nothing left to rewrite
 
 
 @pytest.mark.parametrize("to", ["cuda", "hip"])
