@@ -27,13 +27,24 @@ extern "C" void rowsum(const int8_t* a, int32_t* out, int m, int n) {
   }
 }
 """
-# a non-affine subscript beyond anything the scalars describe (x[64] already for n = 1): the
-# analysis gives up and the fallback size overruns into the guard page in every run, so
-# nothing can be established
-FAR_CU = r"""
-__global__ void far(const float* x, float* y, int n) {
-  int i = threadIdx.x;
-  if (i < n) y[i] = x[i * i + 64];
+# a host wrapper allocating n floats for y while the launch always has threads writing
+# y[n .. n + 15]: every value overruns a device allocation (the guard pages catch it), so nothing
+# can be established
+OVER_CU = r"""
+#include <cuda_runtime.h>
+__global__ void over_kernel(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n + 16) y[i] = 2.0f * x[i < n ? i : 0];
+}
+extern "C" void over(const float* x, float* y, int n) {
+  float *dx, *dy;
+  cudaMalloc(&dx, n * sizeof(float));
+  cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  over_kernel<<<(n + 255) / 256 + 1, 256>>>(dx, dy, n);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx);
+  cudaFree(dy);
 }
 """
 # the same with an affine subscript: the analysis sizes x exactly
@@ -105,11 +116,13 @@ def test_degenerate_values_are_passed_over(tmp_path):
 
 
 def test_out_of_bounds_everywhere_is_not_established(tmp_path):
-    src = _write(tmp_path, "far.cu", FAR_CU)
+    src = _write(tmp_path, "over.cu", OVER_CU)
     inf = infer_inputs(parse_file(src), src, candidates=(16, 32))
     assert not inf.ok and inf.args is None
     assert all(t["outcome"].startswith("OutOfBoundsAccess") for t in inf.tried)
-    assert "keep every access inside" in inf.reason and "x" in inf.reason
+    # the analysis saw it too: y's extent n + 16 exceeds the allocation n
+    assert all("not proved by analysis: y (extent" in t["outcome"] for t in inf.tried)
+    assert "keep every access inside" in inf.reason
 
 
 def test_translate_uses_inferred_inputs(tmp_path, capsys):
@@ -123,8 +136,8 @@ def test_translate_uses_inferred_inputs(tmp_path, capsys):
 
 
 def test_translate_without_any_inputs_is_unverified_and_says_why(tmp_path, capsys):
-    src = _write(tmp_path, "far.cu", FAR_CU)
-    out, rep = tmp_path / "far.hip", tmp_path / "r.json"
+    src = _write(tmp_path, "over.cu", OVER_CU)
+    out, rep = tmp_path / "over.hip", tmp_path / "r.json"
     assert main(["translate", str(src), "--to", "hip", "-o", str(out), "--report", str(rep)]) == 3
     err = capsys.readouterr().err
     assert "unverified" in err and "no verification inputs" in err and not out.exists()
