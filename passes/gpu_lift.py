@@ -28,7 +28,7 @@ BARRIERS = frozenset({"__syncthreads", "__syncwarp"})
 BUILTIN_VARS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 WMMA_OPS = frozenset({"load_matrix_sync", "store_matrix_sync", "mma_sync", "fill_fragment"})
 UNSUPPORTED_CALLS = re.compile(r"^(__ballot\w*|__any\w*|__all\w*|__match_\w+|__reduce_\w+_sync|"
-                               r"__lane_id|__builtin_amdgcn_(?!mfma_)\w+|__syncthreads_\w+|__threadfence\w*|"
+                               r"__builtin_amdgcn_(?!mfma_)\w+|__syncthreads_\w+|__threadfence\w*|"
                                r"__nanosleep|clock\w*|__shfl\w*|cooperative_groups::\w+|printf)$")
 FLOAT_FUNCS = frozenset("""expf exp2f logf log2f log10f sinf cosf tanf sqrtf rsqrtf fabsf fmaxf fminf powf
 tanhf erff floorf ceilf roundf truncf fmodf __expf __logf __sinf __cosf __powf __fdividef atanf asinf acosf
@@ -203,6 +203,7 @@ class ProgramInfo:
                 if cn:
                     callees.add(cn)
                     if (cn in BARRIERS or cn in S.collectives(self.platform) or short(cn) in WMMA_OPS
+                            or cn in ("__lane_id", "__activemask")
                             or cn.startswith("__builtin_amdgcn_mfma")):
                         direct.add(name)
                 if isinstance(n, c_ast.ID) and n.name in BUILTIN_VARS | {"warpSize"}:
@@ -545,6 +546,7 @@ class KernelLift:
                 return False
             cn = call_name(n)
             if cn and (cn in S.ATOMICS or cn in S.collectives(self.platform) or cn.startswith("__builtin_amdgcn")
+                       or cn in ("__lane_id", "__activemask")
                        or cn in BARRIERS or short(cn) in WMMA_OPS or cn == "rand"):
                 return False
             if isinstance(n, c_ast.Assignment) or (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")):
@@ -1165,6 +1167,8 @@ class KernelLift:
                     [ID("xp_tid"), ID("xp_nt"), ID("xp_doneptr")]))
             if call_name(node) == "__ldg":
                 return c_ast.UnaryOp("*", node.args.exprs[0])
+            if call_name(node) == "__lane_id":
+                return c_ast.Cast(typename(["unsigned", "int"]), c_ast.BinaryOp("%", ID("xp_tid"), const(W)))
             # fragment element access: f.x[i] -> element lane*E + i of the warp's matrix
             if isinstance(node, c_ast.ArrayRef) and isinstance(node.name, c_ast.StructRef) and \
                     node.name.field.name == "x" and lvalue_base(node.name.name) in frags:

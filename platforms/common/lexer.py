@@ -267,6 +267,7 @@ class TokenRewriter:
     def run(self) -> list[Token]:
         self.check_balance()
         self.unwrap_anonymous_namespaces()
+        self.hip_dynamic_shared()
         self.expand_statement_macros()
         try:
             self.toks = instantiate(self.toks)
@@ -290,6 +291,25 @@ class TokenRewriter:
                 close = self.matching(k + 1)
                 del self.toks[close]
                 del self.toks[k: k + 2]
+                continue
+            k += 1
+
+    def hip_dynamic_shared(self) -> None:
+        """``HIP_DYNAMIC_SHARED(T, name)`` (HIP's macro) -> ``extern __shared__ T name[];``."""
+        k = 0
+        while k + 1 < len(self.toks):
+            t = self.toks[k]
+            if t.type == "ID" and t.value == "HIP_DYNAMIC_SHARED" and self.toks[k + 1].type == "LPAREN":
+                close = self.matching(k + 1)
+                args = _split_tokens(self.toks[k + 2: close])
+                if len(args) != 2 or len(args[1]) != 1 or not args[0]:
+                    self.error("XP1100", "HIP_DYNAMIC_SHARED takes (type, name)", t, "HIP_DYNAMIC_SHARED")
+                end = close + 1 if close + 1 < len(self.toks) and self.toks[close + 1].type == "SEMI" else close
+                new = [self.make("EXTERN", "extern", t), self.make(MEMORY_SPACE, "__shared__", t), *args[0],
+                       args[1][0], self.make("LBRACKET", "[", t), self.make("RBRACKET", "]", t),
+                       self.make("SEMI", ";", t)]
+                self.toks[k: end + 1] = new
+                k += len(new)
                 continue
             k += 1
 
