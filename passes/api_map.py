@@ -9,7 +9,7 @@ Requires
     2. It uses no tensor-core / matrix-core instruction (``nvcuda::wmma``, ``__builtin_amdgcn_*``):
        those need the tensorize/detensorize pair, not a rename.
     3. It uses no ``__match_*`` / ``__reduce_*_sync`` intrinsic; HIP -> CUDA also no 64-lane vote
-       (``__ballot``, ``__any``, ``__activemask``, ``__lane_id``) and no shuffle with a constant
+       (``__ballot``, ``__any``, ``__activemask``) and no shuffle with a constant
        width above 32, which 32-lane warps cannot express (XP-APIMAP-002).
 Guarantees
     Same outputs on the virtual device: CUDA shuffles become HIP shuffles with an explicit width
@@ -20,7 +20,7 @@ Guarantees
     votes become the 64-bit wavefront ``__ballot`` narrowed to the thread's 32-lane half
     (``(unsigned)(__ballot(p) >> (__lane_id() & 32))``); ``__syncwarp`` becomes
     ``__builtin_amdgcn_wave_barrier()``; ``hipLaunchKernelGGL`` becomes a ``<<<>>>`` launch.
-    HIP -> CUDA also spells the older built-ins (``hipThreadIdx_x`` ...) as ``threadIdx.x`` and
+    HIP's ``__lane_id()`` becomes the linear thread id modulo ``warpSize``. HIP -> CUDA also spells the older built-ins (``hipThreadIdx_x`` ...) as ``threadIdx.x`` and
     calls of the ROCm device library (``__ocml_erf_f32``) as the libm function (``erff``).
     Runtime names used inside ``#define`` bodies are renamed like the code.
 Options
@@ -57,7 +57,9 @@ _VOTES_TO_HIP = {
                    "((unsigned)(__ballot(1) >> (__lane_id() & 32))))", 1),
     "__syncwarp": ("__builtin_amdgcn_wave_barrier()", None),
 }
-_HIP_ONLY = re.compile(r"^(?:__ballot|__any|__all|__activemask|__lane_id|__syncwarp)$")
+_HIP_ONLY = re.compile(r"^(?:__ballot|__any|__all|__activemask|__syncwarp)$")
+# HIP's __lane_id() on CUDA: the lane within the 32-lane warp (HIP code written against warpSize)
+_LANE_ID_CUDA = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % warpSize)"
 _INCLUDE = re.compile(r'^(\s*#\s*include\s*[<"])([^>"]+)([>"].*)$')
 
 
@@ -325,6 +327,13 @@ def _votes_to_hip(call: c_ast.FuncCall):
 
 
 def _launch_ggl_to_cuda(call: c_ast.FuncCall):
+    """HIP -> CUDA call rewrites: ``__lane_id()`` and ``hipLaunchKernelGGL``."""
+    if isinstance(call.name, c_ast.ID) and call.name.name == "__lane_id" and not (call.args and call.args.exprs):
+        return _instantiate(_LANE_ID_CUDA, {}, call.coord)
+    return _ggl_to_cuda(call)
+
+
+def _ggl_to_cuda(call: c_ast.FuncCall):
     """``hipLaunchKernelGGL(k, grid, block, shmem, stream, args...)`` -> ``k<<<grid, block, shmem,
     stream>>>(args...)`` in the front-end's launch form; ``HIP_KERNEL_NAME(k)`` unwraps to k."""
     if not isinstance(call.name, c_ast.ID) or call.name.name != "hipLaunchKernelGGL" or not call.args:
