@@ -1176,10 +1176,141 @@ class Verdict:
     code: str = ""
     reason: str = ""
     node: Any = None
+    private: frozenset = frozenset()     # local array uids each iteration needs its own copy of
 
 
-def parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000) -> Verdict:
-    """Does ``loop`` carry no dependence? (proof by Z3; unknown = dependent)"""
+def parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000,
+             privatize: bool = False) -> Verdict:
+    """Does ``loop`` carry no dependence? (proof by Z3; unknown = dependent). With
+    ``privatize``, local arrays declared outside the loop that every iteration overwrites
+    before reading them (``privatizable``) do not count; the verdict lists them in
+    ``private`` and the caller must give each iteration its own copy."""
+    if privatize:
+        v = parallel(info, loop, timeout_ms)
+        if v.parallel or not loop.canonical:
+            return v
+        private = privatizable(info, loop, timeout_ms)
+        if not private:
+            return v
+        w = _parallel(info, loop, timeout_ms, private)
+        return Verdict(True, private=frozenset(private)) if w.parallel else w
+    return _parallel(info, loop, timeout_ms, set())
+
+
+def privatizable(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000) -> set[str]:
+    """Local arrays (uids) declared outside ``loop``, accessed only inside it, whose every
+    read is preceded in the same iteration by a covering write (a kill): a canonical step-1
+    loop ``K`` that is a statement of the body of ``loop`` or of a loop nested in it, writes
+    ``X[k + c]`` unconditionally (a top-level statement of its body, no guards) and so
+    defines ``X[lo + c .. hi + c)``; a read either follows ``K`` in that body and provably
+    reads inside that range, or sits in ``K``'s body after the write with the same
+    subscript. Then the values from other iterations (or from before the loop) are never
+    read and each iteration may use its own copy."""
+    inside = {id(a) for a in loop.accesses}
+    parents = _parents(info.function)
+    out = set()
+    by_buffer: dict[str, list[Access]] = {}
+    for a in loop.accesses:
+        by_buffer.setdefault(a.buffer, []).append(a)
+    for buffer, accs in by_buffer.items():
+        var = info.locals.get(buffer)
+        if var is None or var.kind != "array" or any(o is loop for o in var.owners) or \
+                not any(a.write for a in accs):
+            continue
+        if any(a.buffer == buffer and id(a) not in inside for a in info.accesses):
+            continue                                   # live before or after the loop
+        kills = _kills(info, loop, buffer, parents)
+        if kills and all(a.write and a.index is not None or
+                         (a.read and not a.write and
+                          any(_killed_by(info, k, w, a, parents, timeout_ms) for k, w in kills))
+                         for a in accs):
+            out.add(buffer)
+    return out
+
+
+def _parents(fdef) -> dict:
+    out = {}
+
+    def walk(n):
+        for _, c in n.children():
+            out[id(c)] = n
+            walk(c)
+    walk(fdef)
+    return out
+
+
+def _items_of(stmt) -> list:
+    return list(stmt.block_items or []) if isinstance(stmt, c_ast.Compound) else [stmt]
+
+
+def _stmt_in(node, block, parents):
+    """The item of ``block`` (a Compound's items, or the statement itself) that contains
+    ``node`` (None if none)."""
+    items = {id(x) for x in _items_of(block)}
+    n = node
+    while n is not None and id(n) not in items:
+        n = parents.get(id(n))
+    return n
+
+
+def _kills(info: NestInfo, loop: LoopInfo, buffer: str, parents) -> list:
+    out = []
+    for k in [loop] + _descendants(loop):
+        if k is loop or not k.canonical or k.step != 1:
+            continue
+        for w in k.accesses:
+            if w.buffer != buffer or not w.write or w.read or w.guards or w.loops[-1] is not k:
+                continue
+            p = to_poly(w.index) if w.index is not None else None
+            if p is None or p.split("v:" + k.uid) is None:
+                continue
+            coef, rest = p.split("v:" + k.uid)
+            if not (coef.is_const() and coef.value() == 1 and rest.is_const()):
+                continue
+            top = _stmt_in(w.node, k.node.stmt, parents)
+            if top is None or not isinstance(top, (c_ast.Assignment,)) or top is not w.node:
+                continue
+            out.append((k, w))
+    return out
+
+
+def _killed_by(info, k: LoopInfo, w: Access, a: Access, parents, timeout_ms: int) -> bool:
+    c = k.parent
+    if c is None or c not in a.loops:
+        return False
+    body = c.node.stmt
+    items = _items_of(body)
+    ka, kk = _stmt_in(a.node, body, parents), _stmt_in(k.node, body, parents)
+    if ka is None or kk is None:
+        return False
+    if ka is kk:                                   # inside K: after the write, same element
+        if k not in a.loops or a.index != w.index or a.loops[-1] is not k:
+            return False
+        kb = _items_of(k.node.stmt)
+        sa, sw = _stmt_in(a.node, k.node.stmt, parents), _stmt_in(w.node, k.node.stmt, parents)
+        return sa is not None and sw is not None and \
+            next(i for i, x in enumerate(kb) if x is sa) > next(i for i, x in enumerate(kb) if x is sw)
+    if next(i for i, x in enumerate(items) if x is kk) >= \
+            next(i for i, x in enumerate(items) if x is ka):
+        return False
+    if a.index is None:
+        return False
+    z3 = _z3()
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    syms: dict = {}
+    enc = _Enc(z3, set(), set(), "1", syms)
+    for cst in _loop_constraints(enc, a.loops):
+        solver.add(cst)
+    for g in a.guards:
+        solver.add(enc.c(g))
+    off = to_poly(w.index).split("v:" + k.uid)[1].value()
+    idx = enc.e(a.index)
+    solver.add(z3.Or(idx < enc.e(k.lo) + off, idx >= enc.e(k.hi) + off))
+    return solver.check() == z3.unsat
+
+
+def _parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int, private: set) -> Verdict:
     if not loop.canonical:
         return Verdict(False, "XP-BIND-003", f"loop '{loop.var}' is not in canonical form: "
                        f"{loop.reason}", loop.node)
@@ -1204,7 +1335,7 @@ def parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000) -> Verdict:
     z3 = _z3()
     for buffer, accs in by_buffer.items():
         local = info.locals.get(buffer)
-        if local is not None and any(o is loop for o in local.owners):
+        if local is not None and any(o is loop for o in local.owners) or buffer in private:
             continue                       # array private to one iteration
         writes = [a for a in accs if a.write]
         if not writes:

@@ -28,6 +28,12 @@ Requires
        pointers) to which device code applies neither ``sizeof`` nor ``&``; no pointer local
        declared on the host is used in device code; no ``return`` in host code of a block
        that holds such an array  [XP-BIND-005].
+Privatised arrays
+    A loop that is parallel except for local arrays declared outside it that every
+    iteration overwrites before reading (``affine.privatizable``: attention scores ``p[j]``
+    rewritten for every query row) is bound with a copy of each such array declared inside
+    the kernel (per thread; ``static`` and initialiser dropped: no value from another
+    iteration or from before the loop is ever read).
 Scratch arrays
     A host array (``alignas(64) static int16_t Aq[M * NP];``, ``const int zp[4] = {...}``)
     that device code uses becomes a device scratch buffer (``_scratch_refusal`` is the
@@ -90,6 +96,7 @@ class Region:
     stmts: list                         # original statements (host / single / hostloop: [For])
     loops: list = field(default_factory=list)      # kernel: bound LoopInfo (1 or 2)
     units: list = field(default_factory=list)      # kernel: extent-1 loops around them
+    private: dict = field(default_factory=dict)    # kernel: arrays each thread gets a copy of
     inner: list = field(default_factory=list)      # hostloop: regions of the body
     params: list = field(default_factory=list)     # kernel/single: [(name, type text, kind)]
     name: str = ""
@@ -320,7 +327,10 @@ class _Planner:
             verdict = self._parallel(lp)
             if verdict.parallel:
                 self.kernels += 1
-                return Region("kernel", [s], loops=self._band(lp), units=units)
+                private = {self.info.locals[u].name: self.info.locals[u].decl
+                           for u in verdict.private}
+                return Region("kernel", [s], loops=self._band(lp, verdict.private),
+                              units=units, private=private)
             lp = self.info.loop_of[id(s)]
             verdict = self._parallel(lp)
             if self.first_refusal is None:
@@ -360,9 +370,11 @@ class _Planner:
                 not lp.unknown_calls and all(any(o is lp for o in var.owners)
                                              for var, _, _ in lp.scalar_writes):
             return affine.Verdict(True)
-        return affine.parallel(self.info, lp)
+        return affine.parallel(self.info, lp, privatize=True)
 
-    def _band(self, lp: affine.LoopInfo) -> list:
+    def _band(self, lp: affine.LoopInfo, private=frozenset()) -> list:
+        """``[lp]``, or ``[lp, inner]`` when the perfectly nested inner loop is parallel too
+        (with the same privatised arrays, so each fused iteration still has its own)."""
         band = [lp]
         body = lp.node.stmt
         if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1:
@@ -373,7 +385,8 @@ class _Planner:
         count = _trip_count_const(lp)
         if count is not None and count >= FILL_THREADS:
             return band
-        if not self._parallel(inner).parallel:
+        v = self._parallel(inner)
+        if not v.parallel or set(v.private) != set(private):
             return band
         if any(_mentions_loop(ir, lp.uid) for ir in (inner.lo, inner.hi, inner.start)):
             return band
@@ -401,6 +414,8 @@ class _Planner:
             decl = scope.get(name, False)
             if decl is False or name in names.declared and name not in self.pointer_params:
                 continue
+            if name in r.private:
+                continue                     # declared in the kernel, one copy per thread
             if decl is not None and isinstance(decl.type, c_ast.ArrayDecl):
                 why = _scratch_refusal(decl, r.stmts)
                 if why is not None:
@@ -937,6 +952,12 @@ def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
         d.init = tmpl
         var_decls.append(d)
     unit_decls = []
+    for name, decl in region.private.items():   # privatised arrays: one copy per iteration
+        d = copy.deepcopy(decl)
+        _strip_coords(d)
+        d.storage = [x for x in (d.storage or []) if x != "static"]
+        d.init = None
+        unit_decls.append(d)
     for lp in region.units:              # extent-1 loops around the band: their one value
         d = copy.deepcopy(lp.node.init.decls[0])
         _strip_coords(d)

@@ -152,3 +152,29 @@ def test_rows_of_multidimensional_locals_and_constant_ternaries():
     assert not info.problems
     assert affine.parallel(info, info.loops[0]).parallel
     assert affine.extents(info)["out"] == 1009
+
+
+def test_arrays_overwritten_before_every_read_are_privatizable():
+    body = """
+  static float p[16];
+  for (int i = 0; i < n; ++i) {
+    float mx = 0.0f;
+    for (int j = 0; j < 16; ++j) { p[j] = x[i * 16 + j]; mx = p[j] > mx ? p[j] : mx; }
+    float s = 0.0f;
+    for (int j = 0; j < 16; ++j) s += p[j] - mx;
+    out[i] = s;
+  }"""
+    info = _info(body)
+    assert not affine.parallel(info, info.loops[0]).parallel
+    v = affine.parallel(info, info.loops[0], privatize=True)
+    assert v.parallel and [info.locals[u].name for u in v.private] == ["p"]
+    # a read before the write sees the previous iteration's values: not privatizable
+    early = _info(body.replace("float s = 0.0f;", "float s = p[15];").replace(
+        "float mx = 0.0f;", "float mx = p[0];"))
+    assert not affine.parallel(early, early.loops[0], privatize=True).parallel
+    # the kill covers 8 elements only; reading p[15] may see another iteration's value
+    partial = _info(body.replace("for (int j = 0; j < 16; ++j) { p[j]", "for (int j = 0; j < 8; ++j) { p[j]"))
+    assert not affine.parallel(partial, partial.loops[0], privatize=True).parallel
+    # live after the loop: the last iteration's values are needed
+    live = _info(body + "\n  out[0] = p[3];")
+    assert not affine.parallel(live, live.loops[0], privatize=True).parallel

@@ -178,7 +178,7 @@ def test_host_pointer_locals_are_rebased_onto_device_buffers():
     assert "for (int b = 0; b < B; ++b)" in host        # t is reused: the batch loop stays
     assert "(float *) (d_x + b * N)" in host and "(float *) (d_out + b * N)" in host
     assert "hipFree(__xp_d_t);" in host and "hipMemcpy(t, __xp_d_t" not in host   # not static
-    assert len(out.kernels) == 2
+    assert len(out.kernels) == 3
 
 
 def test_host_data_refusals_have_their_code():
@@ -215,3 +215,16 @@ def test_scratch_and_byte_views_verified_on_the_virtual_device(name, tmp_path):
     rep, _ = _translate(name, "cuda", tmp_path)
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert rep.steps[-1].name == "loop_bind" and rep.steps[-1].status == "verified"
+
+
+def test_privatised_scratch_is_declared_per_thread():
+    src = ('extern "C" void k(const float* x, float* out, int n) {\n  static float p[16];\n'
+           '  for (int i = 0; i < n; ++i) {\n'
+           '    for (int j = 0; j < 16; ++j) p[j] = x[i * 16 + j] * 2.0f;\n'
+           '    float s = 0.0f;\n    for (int j = 0; j < 16; ++j) s += p[15 - j] * p[j];\n'
+           '    out[i] = s;\n  }\n}\n')
+    out = run_pass("loop_bind", parse_source(src, "vnni", "<t>.cpp"), to="cuda")
+    text = platforms.module("cuda", "backend").emit(out)
+    kernel = text.split('extern "C"')[0]
+    assert len(out.kernels) == 1 and "float p[16];" in kernel and "static" not in kernel
+    assert "__xp_d_p" not in text                        # no shared device buffer
