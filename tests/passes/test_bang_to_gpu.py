@@ -190,8 +190,16 @@ def test_guard_continue_turns_early_continue_into_a_guard(tmp_path):
         run_pass("guard_continue", out)              # nothing left to rewrite
 
 
-@pytest.mark.parametrize("to", ["cuda", "hip"])
-@pytest.mark.parametrize("name", ["add_18_128", "softmax_512_64", "gemm_32_128_128"])
+@pytest.mark.parametrize("name,to", [
+    ("add_18_128", "cuda"),
+    pytest.param("add_18_128", "hip", marks=pytest.mark.slow),
+    pytest.param("softmax_512_64", "cuda", marks=pytest.mark.slow),
+    pytest.param("softmax_512_64", "hip", marks=pytest.mark.slow),
+    pytest.param("gemm_32_128_128", "cuda", marks=pytest.mark.slow),
+    pytest.param("gemm_32_128_128", "hip", marks=pytest.mark.slow),
+    pytest.param("add_4_64_256", "hip", marks=pytest.mark.slow),          # CNRT host code
+    pytest.param("conv2d_1_16_16_64_64_3_3_64_1_1", "cuda", marks=pytest.mark.slow),  # continue guard
+])
 def test_corpus_bang_to_gpu_is_verified(name, to, tmp_path):
     out = tmp_path / f"{name}.{'cu' if to == 'cuda' else 'hip'}"
     rep = translate(str(CORPUS / f"{name}.mlu"), to, str(out))
