@@ -514,6 +514,10 @@ class _Walker(c_ast.NodeVisitor):
                     self.record((base[0], self._deref_index(base, x), base[0] in self.params),
                                 read, True, node)
                 self.visit_pointer_expr(x)
+            case c_ast.StructRef(name=base, type="."):
+                # a field of a struct local (v.x = ...) or of an array element (a[i].x):
+                # the whole struct / element is the unit that is written (and read)
+                self.lvalue(base, True, node)
             case _:
                 self.problems.append(("XP-BIND-003", f"unsupported assignment target "
                                       f"({type(lv).__name__})", node))

@@ -178,3 +178,11 @@ def test_arrays_overwritten_before_every_read_are_privatizable():
     # live after the loop: the last iteration's values are needed
     live = _info(body + "\n  out[0] = p[3];")
     assert not affine.parallel(live, live.loops[0], privatize=True).parallel
+
+
+def test_struct_field_stores_write_the_struct():
+    info = _info("for (int i = 0; i < n; ++i) { struct P { float a; float b; } v; v.a = x[i]; "
+                 "v.b = 1.0f; out[i] = v.a + v.b; }")
+    assert not info.problems and affine.parallel(info, info.loops[0]).parallel
+    shared = _info("struct P { float a; } v; for (int i = 0; i < n; ++i) { v.a = x[i]; out[i] = v.a; }")
+    assert not affine.parallel(shared, shared.loops[0]).parallel
