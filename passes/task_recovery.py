@@ -1116,7 +1116,8 @@ def _mark_returns(body, done: str) -> None:
     guarantees=("same outputs as the BANG program on the virtual device",
                 "plain C++17 that g++ -O2 -march=native -fopenmp compiles"),
     introduces=("k__task / k__phaseN / k__launch functions", "#pragma omp parallel for",
-                "typedef _Float16 half", "xp_dim3_t"),
+                "typedef _Float16 half", "xp_dim3_t",
+                "form=flat: k__task and runner functions k / k__cfgN holding the task loop"),
 ))
 def task_recovery(program, *, omp: bool = True, profile: str = "", form: str = "launch"):
     lift = Lift(program, omp, profile, form)
