@@ -139,9 +139,6 @@ class _Lowering:
                 raise TaskBindError("XP-TASK-BIND-004", f"static host array '{name}' is used "
                                     "in device code", decl)
         self.host_text = self._lower(the_plan.regions)
-        if self.scratch:
-            self.host_text += "\ncnrtQueueSync(queue);\n" + "\n".join(
-                f"cnrtFree({SCRATCH_PREFIX}{n});" for n in self.scratch)
 
     def _scratch_alloc(self, name: str) -> str:
         d = SCRATCH_PREFIX + name
@@ -151,13 +148,14 @@ class _Lowering:
 
     # -- regions -----------------------------------------------------------------------
     def _lower(self, regions) -> str:
-        out = []
+        out, mine = [], []
         for r in regions:
             if r.kind == "host":
                 for s in r.stmts:
                     out.append(_stmt_text(self.gen, loop_bind._clean(s)))
                     if isinstance(s, c_ast.Decl) and s.name in self.scratch:
                         out.append(self._scratch_alloc(s.name))
+                        mine.append(s.name)
             elif r.kind == "hostloop":
                 loop = loop_bind._clean(r.stmts[0])
                 hole = c_ast.FuncCall(c_ast.ID("__xp_hole"), None)
@@ -172,6 +170,9 @@ class _Lowering:
                                  for n, t in r.params)
                 out.append(f"{r.name}<<<dim, ktype, queue>>>({args});")
                 self.stats["kernels"] += 1
+        if mine:         # scratch buffers live as long as the block declaring the host array
+            out.append("cnrtQueueSync(queue);")
+            out += [f"cnrtFree({SCRATCH_PREFIX}{n});" for n in mine]
         return "\n".join(out)
 
     def _need_scalars(self, r, texts) -> None:
