@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import const_prop, dce, devtemp, scalarize_structs, unit_loops  # noqa: F401
+from passes import (const_prop, dce, devtemp, fold_branches, goto_continue, inline,  # noqa: F401
+                    scalarize_structs, unit_loops, unroll_const)
 from passes.base import PassRefused, run_pass
 from xpiler.program import parse_source
 from xpiler.run import run_kernel
@@ -225,3 +226,138 @@ extern "C" void k(float *o, int n) {
     assert "dead" not in body and "q[i] = 1.0f" in body and "rows[0][1]" in body
     assert "v.p[2]" in body
     _same(prog, out, [np.zeros(8, np.float32), 8])
+
+
+GOTO = r"""
+static void kern(const float *x, float *o, int n) {
+  for (int t = 0; t < 64; ++t) {
+    if (t >= n) {
+      goto skip;
+    }
+    o[t] = x[t] * 2.0f;
+    skip:
+    ;
+  }
+}
+extern "C" void k(const float *x, float *o, int n) { kern(x, o, n); }
+"""
+
+
+def test_goto_continue_golden_then_inline():
+    prog = _prog(GOTO)
+    out = run_pass("goto_continue", prog)
+    text = _emit(out)
+    assert "goto" not in text and "skip:" not in text and "continue;" in text
+    inl = run_pass("inline", out)
+    assert "kern(" not in _body(inl)
+    args = [np.arange(64, dtype=np.float32), np.zeros(64, np.float32), 40]
+    _same(prog, out, args)
+    _same(prog, inl, args)
+
+
+def test_goto_continue_refusals():
+    _refused("goto_continue", _prog("extern \"C\" void k(float *o) { o[0] = 1.0f; }\n"),
+             "XP-GOTO-CONTINUE-002")
+    nested = GOTO.replace("      goto skip;", "      for (int q = 0; q < 2; ++q) goto skip;")
+    _refused("goto_continue", _prog(nested), "XP-GOTO-CONTINUE-002")
+
+
+def test_fold_branches_null_pointers_and_constants():
+    text = r"""
+extern "C" void k(const float *x, float *o, int n) {
+  for (int i = 0; i < n; ++i) {
+    int r;
+    if (((const unsigned char *) 0) && ((const unsigned char *) 0)[i])
+      r = 0;
+    else
+      r = i;
+    o[i] = (1 < 2) ? x[r] : -x[r];
+    if (0 || i > 3) o[i] += 1.0f;
+  }
+}
+"""
+    prog = _prog(text)
+    out = run_pass("fold_branches", prog)
+    body = _body(out)
+    assert "(const unsigned char *) 0" not in body and "?" not in body
+    assert "i > 3" in body
+    _same(prog, out, [np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 8])
+
+
+def test_fold_branches_refusals():
+    _refused("fold_branches", _no_entry(_prog(GOTO)), "XP-FOLD-001")
+    _refused("fold_branches", _prog("extern \"C\" void k(float *o, int n) { if (n > 1) "
+                                    "o[0] = 1.0f; }\n"), "XP-FOLD-002")
+
+
+def test_unroll_const_golden():
+    text = r"""
+extern "C" void k(const float *x, float *o) {
+  for (int t = 0; t < 32; ++t) o[t] = x[t];
+  for (int off = 16; off > 0; off >>= 1)
+    for (int t = 0; t < 32; ++t)
+      if (t < off) o[t] += o[t + off];
+}
+"""
+    prog = _prog(text)
+    out = run_pass("unroll_const", prog)
+    body = _body(out)
+    assert "off" not in body and "o[t + 16]" in body and "o[t + 1]" in body
+    assert body.count("for (int t = 0; t < 32; ++t)") == 6      # the arithmetic loops stay
+    _same(prog, out, [np.arange(32, dtype=np.float32), np.zeros(32, np.float32)])
+
+
+def test_unroll_const_refusals():
+    _refused("unroll_const", _no_entry(_prog(GOTO)), "XP-UNROLL-001")
+    arith = "extern \"C\" void k(float *o) { for (int i = 0; i < 4; ++i) o[i] = 1.0f; }\n"
+    _refused("unroll_const", _prog(arith), "XP-UNROLL-002")
+    leaves = ("extern \"C\" void k(float *o) { for (int i = 8; i > 0; i >>= 1) { if (o[i] > 0) "
+              "break; o[i] = 1.0f; } }\n")
+    _refused("unroll_const", _prog(leaves), "XP-UNROLL-002")
+    run_pass("unroll_const", _prog(leaves.replace("if (o[i] > 0) break; ", "")))
+    big = "extern \"C\" void k(float *o) { for (int i = 1; i < 4096; i <<= 1) o[0] += 1.0f; }\n"
+    _refused("unroll_const", _prog(big.replace("4096", "(1 << 40)")), "XP-UNROLL-002")
+
+
+def test_inline_value_guards_and_overloads():
+    text = r"""
+static unsigned int pick(unsigned int t, unsigned int n, const unsigned char *done) {
+  unsigned int s = t ^ 1u;
+  if (s >= n)
+    return t;
+  if (done && done[s])
+    return t;
+  return s;
+}
+inline int mn(int a, int b) { return a < b ? a : b; }
+inline float mn(float a, float b) { return a < b ? a : b; }
+extern "C" void k(const float *x, float *o, int n) {
+  for (unsigned int t = 0; t < 8u; ++t)
+    o[t] = x[pick(t, (unsigned int) n, (const unsigned char *) 0)] + (float) mn((int) t, 3);
+}
+"""
+    prog = _prog(text)
+    out = run_pass("inline", prog)
+    body = _body(out)
+    assert "pick(" not in body and "__xp_rv" in body
+    assert "mn(" in body                                   # overloaded: stays a call
+    _same(prog, out, [np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 7])
+
+
+def test_devcopy_records_host_extents():
+    from pathlib import Path
+
+    from passes import devcopy as dc, loop_recovery  # noqa: F401
+    from xpiler.program import parse_file
+
+    src = Path(__file__).resolve().parents[2] / "xpiler" / "corpus" / "cuda" / "add_4_256.cu"
+    lifted = run_pass("loop_recovery", parse_file(src))
+    plain = run_pass("devcopy", lifted)
+    assert not dc.recorded_extents(plain.ast)
+    out = run_pass("devcopy", lifted, extents=True)
+    ext = dc.recorded_extents(out.ast)
+    assert set(ext) == {"A", "B", "T_add"}
+    assert ext["A"].replace(" ", "").replace("(", "").replace(")", "") == "size*sizeoffloat"
+    n = 1024
+    _same(plain, out, [np.arange(n, dtype=np.float32), np.ones(n, np.float32),
+                       np.zeros(n, np.float32), n])
