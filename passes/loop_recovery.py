@@ -319,7 +319,10 @@ def _host(fd, kernels: set[str], program):
             raise G.Refuse("XP-RECOVER-002", f"runtime name {n.name} has no host equivalent here", n, n.name)
         if isinstance(n, c_ast.IdentifierType) and any(_API.match(x) for x in n.names):
             raise G.Refuse("XP-RECOVER-002", f"runtime type {' '.join(n.names)} has no host equivalent here", n)
-    fd.decl.funcspec = [s for s in (fd.decl.funcspec or []) if s not in ("__host__",)]
+    # __host__ __device__ functions are host functions here
+    spec = [{"__forceinline__": "inline", "__inline__": "inline"}.get(s, s) for s in (fd.decl.funcspec or [])
+            if s not in ("__host__", "__device__", "__noinline__")]
+    fd.decl.funcspec = list(dict.fromkeys(spec))
     return fd
 
 

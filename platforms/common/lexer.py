@@ -37,7 +37,8 @@ const_ / dynamic_cast                       the keyword
 ``using T = U;``                            ``Typedef``; ``facts['using_aliases']``
 ``__attribute__((a, b(x)))``                C23 ``AttributeSpecifier`` with namespace ``gnu``
 ``T &x`` (declarator references)            ``PtrDecl(quals=['__xp_ref'])``
-``namespace { ... }`` (anonymous)           the braces are dropped
+``namespace { ... }``, the file's own       the braces are dropped, ``ns::name`` -> ``name``
+``namespace ns { ... }``
 ``[captures](params) { ... }`` (lambda)     XP1120 (not modelled)
 ``template <...>`` function templates       one function per used instantiation, named
                                             ``<name>_<args>`` (step 0, ``templates.py``)
@@ -282,17 +283,58 @@ class TokenRewriter:
         return self.out
 
     def unwrap_anonymous_namespaces(self) -> None:
-        """``namespace { ... }`` only gives its contents internal linkage: the braces are dropped
-        (a named namespace stays unsupported, XP1120)."""
+        """``namespace { ... }`` only gives its contents internal linkage, and a file's own
+        ``namespace a::b { ... }`` only qualifies its names: the braces are dropped, ``a::b::name``
+        and ``b::name`` spellings of them lose the qualification and ``using namespace a::b;``
+        goes. Two namespaces of the file defining the same name would collide: XP1120."""
+        own: set[str] = set()
         k = 0
         while k + 1 < len(self.toks):
             t = self.toks[k]
-            if t.type == "ID" and t.value == "namespace" and self.toks[k + 1].type == "LBRACE":
-                close = self.matching(k + 1)
-                del self.toks[close]
-                del self.toks[k: k + 2]
-                continue
+            if t.type == "ID" and t.value == "namespace" and (k == 0 or self.toks[k - 1].value != "using"):
+                j = k + 1
+                parts = []
+                while j + 1 < len(self.toks) and self.toks[j].type == "ID" and \
+                        self.toks[j + 1].type in ("COLONCOLON", "LBRACE"):
+                    parts.append(self.toks[j].value)
+                    j += 1 if self.toks[j + 1].type == "LBRACE" else 2
+                if j < len(self.toks) and self.toks[j].type == "LBRACE":
+                    close = self.matching(j)
+                    del self.toks[close]
+                    del self.toks[k: j + 1]
+                    for i in range(len(parts)):
+                        own.add("::".join(parts[i:]))
+                        own.add("::".join(parts[:i + 1]))
+                    continue
             k += 1
+        if not own:
+            return
+        out: list[Token] = []
+        k = 0
+        while k < len(self.toks):
+            t = self.toks[k]
+            if t.type == "ID" and t.value == "using" and k + 1 < len(self.toks) and \
+                    self.toks[k + 1].value == "namespace":
+                j = k + 2
+                names = []
+                while j < len(self.toks) and self.toks[j].type in ("ID", "COLONCOLON"):
+                    names.append(self.toks[j].value)
+                    j += 1
+                if "".join(names) in own and j < len(self.toks) and self.toks[j].type == "SEMI":
+                    k = j + 1
+                    continue
+            if t.type == "ID" and k + 1 < len(self.toks) and self.toks[k + 1].type == "COLONCOLON" and \
+                    (not out or out[-1].type != "COLONCOLON"):
+                j, names = k, []
+                while j + 1 < len(self.toks) and self.toks[j].type == "ID" and self.toks[j + 1].type == "COLONCOLON":
+                    names.append(self.toks[j].value)
+                    j += 2
+                if names and "::".join(names) in own:
+                    k = j
+                    continue
+            out.append(t)
+            k += 1
+        self.toks = out
 
     def hip_dynamic_shared(self) -> None:
         """``HIP_DYNAMIC_SHARED(T, name)`` (HIP's macro) -> ``extern __shared__ T name[];``."""

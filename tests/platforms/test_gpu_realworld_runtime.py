@@ -117,3 +117,24 @@ def test_unused_template_is_dropped_and_class_template_refused():
         parse_source("template <typename T> struct Pair { T a, b; };\n__global__ void k(int* a) {}\n",
                      "cuda", "t.cu")
     assert err.value.diagnostics[0].code == "XP1122"
+
+
+def test_own_namespaces_are_unwrapped():
+    src = r'''
+namespace mylib { namespace kernels {
+__host__ __device__ inline float square(float v) { return v * v; }
+__global__ void sq(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = square(x[i]);
+}
+} }
+namespace { constexpr int kThreads = 128; }
+using namespace mylib;
+extern "C" void run(const float* x, float* y, int n) { kernels::sq<<<(n + kThreads - 1) / kThreads, kThreads>>>(x, y, n); }
+'''
+    prog = parse_source(src, "cuda", "t.cu")
+    assert [k.name for k in prog.kernels] == ["sq"] and prog.launches[0].kernel == "sq"
+    assert not any("mylib" in line for line in prog.facts["preamble"])
+    with pytest.raises(SourceError) as err:       # a namespace of a library stays unsupported
+        parse_source("namespace other = mylib;\n__global__ void k(int* a) {}\n", "cuda", "t.cu")
+    assert err.value.diagnostics[0].code == "XP1120"
