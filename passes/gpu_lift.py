@@ -858,7 +858,7 @@ class KernelLift:
         lanes of its warp that take part (existing, not exited, inside the thread-dependent
         condition around the vote), as on the virtual device."""
         kind = S.VOTES[self.platform][cn]
-        rest = args[1:] if self.platform == "cuda" else args
+        rest = args[1:] if self.platform == "cuda" and not kind.startswith("b") else args
         if len(rest) != 1:
             raise Refuse("XP-RECOVER-002", f"{cn} with unexpected arguments", n, cn)
         buf = self.fresh("vote")
@@ -866,6 +866,19 @@ class KernelLift:
         self.block_vars.add(buf)
         deposits.append(c_ast.Assignment("=", c_ast.ArrayRef(ID(buf), ID("xp_tid")),
                                          c_ast.BinaryOp("!=", rest[0], const(0))))
+        if kind.startswith("b"):              # block-wide: __syncthreads_count / _and / _or
+            self.helpers["xp_block_vote"] = S.block_vote_fn()
+
+            def count(live_only):
+                return c_ast.FuncCall(ID("xp_block_vote"), c_ast.ExprList(
+                    [ID(buf), ID("xp_nt"), ID("xp_doneptr"), ID(self.pred) if self.pred else _null_uchar(),
+                     const(live_only)]))
+
+            if kind == "bcount":
+                return count(0)
+            if kind == "bor":
+                return c_ast.BinaryOp("!=", count(0), const(0))
+            return c_ast.BinaryOp("==", count(0), count(1))
         self.helpers["xp_vote_mask"] = S.vote_mask_fn(self.platform)
 
         def mask(live_only):

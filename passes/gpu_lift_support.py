@@ -41,10 +41,20 @@ SHUFFLES = {
 
 
 # warp votes lifted like shuffles (exchange through a per-thread predicate array)
+_BLOCK_VOTES = {"__syncthreads_count": "bcount", "__syncthreads_and": "band", "__syncthreads_or": "bor"}
 VOTES = {
-    "cuda": {"__ballot_sync": "ballot", "__any_sync": "any", "__all_sync": "all"},
-    "hip": {"__ballot": "ballot", "__ballot64": "ballot", "__any": "any", "__all": "all"},
+    "cuda": {"__ballot_sync": "ballot", "__any_sync": "any", "__all_sync": "all", **_BLOCK_VOTES},
+    "hip": {"__ballot": "ballot", "__ballot64": "ballot", "__any": "any", "__all": "all", **_BLOCK_VOTES},
 }
+
+
+def block_vote_fn() -> str:
+    """``__syncthreads_count``: threads of the block that take part (not exited, inside the
+    condition ``part``) and voted true (all of them with ``live_only``)."""
+    return ("static inline int xp_block_vote(const unsigned char *v, unsigned int nt, const unsigned char *done, "
+            "const unsigned char *part, int live_only) {\n  int c = 0;\n"
+            "  for (unsigned int s = 0; s < nt; ++s)\n"
+            "    if (!(done && done[s]) && !(part && !part[s]) && (live_only || v[s])) ++c;\n  return c;\n}\n")
 
 
 def collectives(platform: str) -> set[str]:

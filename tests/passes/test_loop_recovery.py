@@ -407,3 +407,22 @@ def test_corpus_translates_to_vnni_verified(src, tmp_path):
     rep = translate(str(src), "vnni", str(tmp_path / (src.stem + ".cpp")))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert rep.steps[-1].name == "loop_recovery"
+
+
+BLOCK_VOTES = """#include <cuda_runtime.h>
+__global__ void bvotes(const float* x, int* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float v = i < n ? x[i] : 0.f;
+  int c = __syncthreads_count(v > 0.5f);
+  int a = __syncthreads_and(v > -2.f);
+  int o = __syncthreads_or(v > 0.99f);
+  if (i < n) out[i] = c * 4 + a * 2 + o;
+}
+""" + _host("bvotes<<<(n + 127) / 128, 128>>>(d_x, d_out, n)", "float* x, int* out, int n",
+            [("x", "float", "n"), ("out", "int", "n")], ["out"])
+
+
+def test_block_votes_are_exchange_points(tmp_path):
+    n = 300
+    text = _check(tmp_path, BLOCK_VOTES, [RNG.uniform(-1, 1, n).astype(np.float32), np.zeros(n, np.int32), n])
+    assert "xp_block_vote(" in text and "__syncthreads_count" not in text
