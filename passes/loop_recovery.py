@@ -17,8 +17,8 @@ Summary
     per thread, the region is cut, and the reader picks the source lane by the ``source_lane``
     formula of ``platforms/<p>/intrinsics/warp.toml`` (out-of-range, missing or exited lanes: own
     value). Warp votes (``__ballot_sync``/``__any_sync``/``__all_sync``, HIP ``__ballot``/``__any``/
-    ``__all``) exchange their predicates the same way; the reader builds the ballot of the lanes
-    that take part. Device functions that synchronise or read thread built-ins are inlined first.
+    ``__all``) and block votes (``__syncthreads_count/_and/_or``) exchange their predicates the
+    same way; the reader builds the ballot (count) of the lanes (threads) that take part. Device functions that synchronise or read thread built-ins are inlined first.
     Detensorize (in this pass): wmma fragments are per-warp matrices (lane L's ``x[e]`` is element
     ``L*E + e``, wmma.toml ``lane_map``), wmma calls run once per warp with helpers generated from
     the wmma.toml reference bodies; MFMA builtins exchange their per-lane operands like a shuffle
