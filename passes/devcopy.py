@@ -258,6 +258,26 @@ def _kernel_writes(fdef, kfun, pos, defs=None) -> bool:
     return _param_written(fdef, p.name, defs or {}, 0)
 
 
+def _derived_base(e, name):
+    """The ``ID(name)`` node of a pointer expression ``name``, ``name + off``, ``off + name``,
+    ``name - off`` or ``&name[off]`` (casts allowed), else None."""
+    e = _strip_casts(e)
+    if isinstance(e, c_ast.ID):
+        return e if e.name == name else None
+    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+        left = _derived_base(e.left, name)
+        if left is not None and name not in canon.ids_in(e.right):
+            return left
+        if e.op == "+" and name not in canon.ids_in(e.left):
+            return _derived_base(e.right, name)
+        return None
+    if isinstance(e, c_ast.UnaryOp) and e.op == "&" and isinstance(e.expr, c_ast.ArrayRef):
+        r = _strip_casts(e.expr.name)
+        if isinstance(r, c_ast.ID) and r.name == name and name not in canon.ids_in(e.expr.subscript):
+            return r
+    return None
+
+
 def _param_written(fdef, name, defs, depth) -> bool:
     """May ``fdef`` write through its pointer parameter ``name``? A whole-argument pass to a
     helper defined in the file is followed into the helper (a few levels deep)."""
@@ -290,10 +310,11 @@ def _param_written(fdef, name, defs, depth) -> bool:
             callee = defs[n.name.name]
             cparams = [q for q in (callee.decl.type.args.params if callee.decl.type.args else [])
                        if isinstance(q, c_ast.Decl)]
-            for j, a in enumerate(n.args.exprs):     # helper(..., p, ...) that only reads it
-                if _id(a) == name and j < len(cparams) and cparams[j].name \
+            for j, a in enumerate(n.args.exprs):     # helper(..., p + off, ...) only reading it
+                base = _derived_base(a, name)
+                if base is not None and j < len(cparams) and cparams[j].name \
                         and not _param_written(callee, cparams[j].name, defs, depth + 1):
-                    ok.add(id(a))
+                    ok.add(id(base))
     for n in canon.walk(fdef.body):
         if isinstance(n, c_ast.ID) and n.name == name and id(n) not in ok:
             return True
