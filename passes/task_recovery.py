@@ -41,11 +41,19 @@ Summary
       k__task(args, taskIdX, ..., coreDim)`` with every built-in a plain expression of
       ``taskId`` and the launch constants (same numbering as above); the on-chip buffers a
       kernel uses become locals of ``k__task`` (private to a task), so ``inline`` leaves one
-      loop nest whose task loop carries no dependence. Only for kernels whose tasks are
-      independent: no ``__sync_all``/``__sync_cluster``, no ``__mlu_shared__`` buffer, no MPU
-      participant, no on-chip buffer used by a device function (XP-TASK-011); constant launches
-      only (XP-TASK-012). NRAM contents do not carry from one task to the next (a BANG program
-      that relied on that would read uninitialised memory on hardware too).
+      loop nest whose task loop carries no dependence. The runner (a function named after the
+      kernel, ``k__cfgN`` for further configurations) replaces the launch. Cluster state is
+      kept for launches of exactly one group of tasks (taskDim = the UNIONn core count): a
+      ``__mlu_shared__`` buffer ``b[D]`` becomes ``xp_sram_b[n * D]`` in the runner, indexed
+      ``xp_sram_b + clusterId * D``; barriers at the kernel's top level split it into phases
+      ``k__phaseI``, run one after the other over all tasks (loop fission: every task reaches
+      the barrier before any continues); MPU participants run as a loop over the clusters
+      (``coreId = 0x80``, ``taskId = 4c``) before the tasks of each phase. Refused
+      (XP-TASK-011): locals or task-private buffers used on both sides of a barrier, a return
+      before a barrier, other SRAM shapes, on-chip buffers used by device functions, cluster
+      state with more than one group; non-constant launches (XP-TASK-012). NRAM contents do
+      not carry from one task to the next (a BANG program that relied on that would read
+      uninitialised memory on hardware too).
 Requires
     1. The program is BANG and detensorized: no ``__bang_*`` / ``__memcpy`` call left
        (XP-TASK-006).
@@ -281,31 +289,39 @@ class Lift:
     def _flat_problems(self) -> list:
         """Why ``form=flat`` (one sequential loop over the tasks, on-chip buffers local to a
         task) would not keep the program's meaning: (code, message, node, construct) tuples."""
-        from platforms.bang.emulate import mpu_kernels
-        import platforms
-
         out = []
         if self.form not in ("launch", "flat"):
             return [("XP-TASK-013", f"form={self.form!r}: expected 'launch' or 'flat'", None, None)]
-        text = platforms.module("bang", "backend").emit(self.program)
-        mpu = set(mpu_kernels(text))
         onchip = self._onchip_names()
+        file_sram = {e.name for e in self.ast.ext if isinstance(e, c_ast.Decl) and "__mlu_shared__" in (e.storage or [])}
         for n in bl.walk(self.ast):
-            if isinstance(n, c_ast.Decl) and "__mlu_shared__" in (n.storage or []):
-                out.append(("XP-TASK-011", f"'{n.name}' is cluster-shared SRAM: tasks of a cluster share it, "
-                            "which one loop with task-private buffers does not express", n, n.name))
+            if isinstance(n, c_ast.Decl) and "__mlu_shared__" in (n.storage or []) and (
+                    n.name not in file_sram or not isinstance(n.type, c_ast.ArrayDecl)
+                    or isinstance(n.type.type, c_ast.ArrayDecl) or n.init is not None):
+                out.append(("XP-TASK-011", f"'{n.name}': cluster-shared SRAM is supported as a file-scope "
+                            "one-dimensional array without initializer only", n, n.name))
+        private = onchip - file_sram
         for ext in self.ast.ext:
             if not isinstance(ext, c_ast.FuncDef):
                 continue
             if _is_kernel(ext):
-                if ext.decl.name in mpu:
-                    out.append(("XP-TASK-011", f"kernel '{ext.decl.name}' has memory-core (MPU) participants",
-                                ext, ext.decl.name))
-                for n in bl.walk(ext.body):
-                    if _call_name(n) in BARRIERS:
-                        out.append(("XP-TASK-011", f"'{_call_name(n)}' synchronises the tasks of "
-                                    f"'{ext.decl.name}': the tasks are not independent iterations", n, _call_name(n)))
-                        break
+                phases = self._split(ext)
+                if len(phases) > 1:
+                    kname = ext.decl.name
+                    if self._live(ext):
+                        v = sorted(self._live(ext))[0]
+                        out.append(("XP-TASK-011", f"'{v}' of '{kname}' lives across a barrier (the flat form "
+                                    "keeps no per-task state between phases)", ext, v))
+                    for ph in phases[:-1]:
+                        for s in ph:
+                            if any(isinstance(m, c_ast.Return) for m in bl.walk(s)):
+                                out.append(("XP-TASK-011", f"a task of '{kname}' may return before a barrier",
+                                            s, kname))
+                    used = [set().union(*[_ids(s) for s in ph]) & private if ph else set() for ph in phases]
+                    for b in sorted(private):
+                        if sum(b in u for u in used) > 1:
+                            out.append(("XP-TASK-011", f"task-private buffer '{b}' of '{kname}' is used on "
+                                        "both sides of a barrier", ext, b))
             elif set(ext.decl.funcspec or []) & {"__mlu_func__", "__mlu_device__"}:
                 bad = sorted(_ids(ext.body) & onchip)
                 if bad:
@@ -539,6 +555,7 @@ class Lift:
         self.kernels = {e.decl.name: copy.deepcopy(e) for e in self.ast.ext if isinstance(e, c_ast.FuncDef) and _is_kernel(e)}
         self.onchip, self.inits = {}, []
         self.flat_bufs: dict = {}
+        self.sram_bufs: dict = {}
         kept: list = []
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Decl) and not isinstance(ext.type, c_ast.FuncDecl):
@@ -547,7 +564,10 @@ class Lift:
                     d = copy.deepcopy(ext)
                     d.storage = [x for x in d.storage if x not in ONCHIP and x not in ("static", "extern")]
                     d.funcspec = [f for f in d.funcspec or [] if not f.startswith("__mlu")]
-                    self.flat_bufs[ext.name] = d
+                    if "__mlu_shared__" in spaces:
+                        self.sram_bufs[ext.name] = d
+                    else:
+                        self.flat_bufs[ext.name] = d
                     continue
                 ext.funcspec = [f for f in ext.funcspec or [] if f not in ("__mlu_device__", "__mlu_const__")]
                 ext.storage = [x for x in ext.storage or [] if x not in ("__mlu_const__",)]
@@ -603,32 +623,81 @@ class Lift:
         return self.ast, facts
 
     def _kernel_flat(self, fd) -> list:
-        """``k`` -> ``static void k__task(params, int taskIdX, ..., int coreDim)`` whose body
-        declares the on-chip buffers it uses (file-scope ones first, in file order)."""
+        """``k`` -> ``static void k__task(params, [T *xp_sram_b, ...,] int taskIdX, ..., int
+        coreDim)`` (``k__phaseN`` per barrier-separated phase) whose body declares the task-private
+        on-chip buffers it uses (file-scope ones first, in file order); a cluster-shared buffer
+        ``b`` becomes ``xp_sram_b + clusterId * DIM`` in a per-cluster array the runner owns.
+        Then the runners of its launch configurations."""
         name = fd.decl.name
-        used = _ids(fd.body)
-        bufs = [copy.deepcopy(d) for n, d in self.flat_bufs.items() if n in used]
-        for n in bl.walk(fd.body):
-            if isinstance(n, c_ast.Decl) and set(n.storage or []) & set(ONCHIP):
-                n.storage = [x for x in n.storage if x not in ONCHIP]
-        fd.body.block_items = bufs + list(fd.body.block_items or [])
-        _rename_function(fd.decl, f"{name}__task")
-        fd.decl.funcspec = []
-        fd.decl.storage = ["static"]
-        fd.decl.type.args = fd.decl.type.args or c_ast.ParamList([])
-        fd.decl.type.args.params = [p for p in fd.decl.type.args.params if not _is_void(p)] + \
-            [_int_param(x) for x in BUILTINS]
-        self._device_rewrite(fd.body)
-        out = [fd]
+        kernel = self.kernels[name]
+        srams = [n for n in self.sram_bufs if n in _ids(fd.body)]
+        phases = self._split(fd)
+        mapping = {}
+        for b in srams:
+            dim = self.sram_bufs[b].type.dim
+            mapping[b] = (lambda b=b, dim=dim: c_ast.BinaryOp(
+                "+", c_ast.ID(f"xp_sram_{b}"), c_ast.BinaryOp("*", c_ast.ID("clusterId"), copy.deepcopy(dim))))
+        fnames = []
+        out = []
+        for i, ph in enumerate(phases):
+            f = copy.deepcopy(fd) if len(phases) > 1 else fd
+            if len(phases) > 1:
+                f.body = c_ast.Compound(copy.deepcopy(ph))
+            used = _ids(f.body)
+            bufs = [copy.deepcopy(d) for n, d in self.flat_bufs.items() if n in used]
+            for n in bl.walk(f.body):
+                if isinstance(n, c_ast.Decl) and set(n.storage or []) & set(ONCHIP):
+                    n.storage = [x for x in n.storage if x not in ONCHIP]
+            _IdMap(mapping).visit(f.body)
+            f.body.block_items = bufs + list(f.body.block_items or [])
+            fname = f"{name}__task" if len(phases) == 1 else f"{name}__phase{i}"
+            _rename_function(f.decl, fname)
+            f.decl.funcspec = []
+            f.decl.storage = ["static"]
+            f.decl.type.args = f.decl.type.args or c_ast.ParamList([])
+            sparams = []
+            for b in srams:
+                t = copy.deepcopy(self.sram_bufs[b].type.type)
+                _set_declname(t, f"xp_sram_{b}")
+                sparams.append(c_ast.Decl(f"xp_sram_{b}", [], [], [], [], c_ast.PtrDecl([], t), None, None))
+            f.decl.type.args.params = [p for p in f.decl.type.args.params if not _is_void(p)] + sparams + \
+                [_int_param(x) for x in BUILTINS]
+            self._device_rewrite(f.body)
+            out.append(f)
+            fnames.append(fname)
         entry = self.program.entry
+        shared = bool(srams) or len(phases) > 1 or name in self.mpu
         for _key, dims, ktype, rname in self.runners.get(name, []):
-            decl = copy.deepcopy(self.kernels[name].decl)
+            decl = copy.deepcopy(kernel.decl)
             _rename_function(decl, rname)
             decl.funcspec = []
             decl.storage = [] if entry is not None and entry.kind == "kernel" and rname == entry.name else ["static"]
-            loop = self._task_loop(name, dims, ktype, [c_ast.ID(p.name) for p in _params(self.kernels[name])])
-            out.append(c_ast.FuncDef(decl, None, c_ast.Compound([loop])))
+            ncl = 1 if ktype == 1 else ktype // 4
+            if shared:
+                total = self._const_total(dims)
+                if ktype == 1 or total != ktype:
+                    raise Refusal("XP-TASK-011", f"kernel '{name}' shares cluster state (barriers, SRAM or the "
+                                  f"memory core) and is launched with {total or 'a non-constant number of'} tasks "
+                                  f"for function type {ktype}: one group of tasks per launch is supported", kernel)
+            stmts = []
+            for b in srams:
+                t = copy.deepcopy(self.sram_bufs[b].type)
+                _set_declname(t, f"xp_sram_{b}")
+                t.dim = c_ast.BinaryOp("*", c_ast.Constant("int", str(ncl)), copy.deepcopy(t.dim))
+                stmts.append(c_ast.Decl(f"xp_sram_{b}", [], [], [], [], t, None, None))
+            args = [c_ast.ID(p.name) for p in _params(kernel)] + [c_ast.ID(f"xp_sram_{b}") for b in srams]
+            for fname in fnames:
+                if name in self.mpu and ktype != 1:
+                    stmts.append(self._task_loop(fname, dims, ktype, args, mpu=True))
+                stmts.append(self._task_loop(fname, dims, ktype, args))
+            out.append(c_ast.FuncDef(decl, None, c_ast.Compound(stmts)))
         return out
+
+    @staticmethod
+    def _const_total(dims):
+        vals = [int(d.value, 0) if isinstance(d, c_ast.Constant) and d.type == "int" and d.value.isdigit() else None
+                for d in dims]
+        return None if None in vals else vals[0] * vals[1] * vals[2]
 
     def _runner(self, kernel: str, dims: list, ktype: int) -> str:
         """Name of the function running ``kernel``'s tasks for this launch configuration (the
@@ -645,10 +714,12 @@ class Lift:
         known.append((key, [copy.deepcopy(d) for d in dims], ktype, name))
         return name
 
-    def _task_loop(self, name: str, dims: list, ktype: int, args: list) -> c_ast.For:
-        """``for (int taskId = 0; taskId < X*Y*Z; ++taskId) name__task(args, built-ins)``: the
+    def _task_loop(self, fname: str, dims: list, ktype: int, args: list, mpu: bool = False) -> c_ast.For:
+        """``for (int taskId = 0; taskId < X*Y*Z; ++taskId) fname(args, built-ins)``: the
         emulator's numbering (taskIdX fastest; UNIONn: coreId = taskId % 4, clusterId =
-        taskId / 4 % n; BLOCK: one core, coreId = clusterId = clusterDim = 0)."""
+        taskId / 4 % n; BLOCK: one core, coreId = clusterId = clusterDim = 0). ``mpu``: the
+        loop over the memory-core participants instead, one per cluster ``c`` (taskId = 4c,
+        coreId = 0x80, clusterId = c)."""
         block = ktype == 1
         ncl = 0 if block else ktype // 4
         q = {f"d{i}": copy.deepcopy(d) for i, d in enumerate(dims)}
@@ -665,8 +736,14 @@ class Lift:
                "taskDim": total,
                "clusterId": "0" if block else f"taskId / 4 % {ncl}", "clusterDim": str(ncl),
                "coreId": "0" if block else "taskId % 4", "coreDim": "1" if block else "4"}
+        bound = total
+        if mpu:
+            ctx.update({"taskId": "4 * xp_c", "taskIdX": "4 * xp_c % __q_d0", "taskIdY": "4 * xp_c / __q_d0 % __q_d1",
+                        "taskIdZ": "4 * xp_c / (__q_d0 * __q_d1)", "coreId": "0x80", "clusterId": "xp_c"})
+            bound = str(ncl)
         call = ", ".join([f"__q_a{i}" for i in range(len(args))] + [ctx[b] for b in BUILTINS])
-        text = f"for (int taskId = 0; taskId < {total}; ++taskId) {{ {name}__task({call}); }}"
+        var = "xp_c" if mpu else "taskId"
+        text = f"for (int {var} = 0; {var} < {bound}; ++{var}) {{ {fname}({call}); }}"
         return _quote(text, **q)[0]
 
     def _launch_ktypes(self) -> list:

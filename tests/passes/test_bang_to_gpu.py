@@ -110,9 +110,32 @@ def test_flat_form_of_a_host_launch(tmp_path):
     assert "taskId % 4" in text and "taskId / 4 % 2" in text      # UNION2: coreId, clusterId
 
 
-def test_flat_form_refuses_barriers_and_shared_sram():
-    src = (CORPUS / "gemm_64_256_128.mlu").read_text()
-    prog = run_pass("detensorize", parse_source(src, "bang", "gemm.mlu"))
+PHASED = """#include <bang.h>
+#define PER 64
+__nram__ float buf[PER];
+__mlu_shared__ float part[4 * PER];
+__mlu_global__ void phased(float *x, float *out) {
+  __memcpy(part + coreId * PER, x + taskId * PER, PER * sizeof(float), GDRAM2SRAM);
+  __sync_cluster();
+  // every core of the cluster adds its neighbour's slice, staged by the other task
+  __memcpy(buf, part + ((coreId + 1) % 4) * PER, PER * sizeof(float), SRAM2NRAM);
+  __bang_add_scalar(buf, buf, (float) taskId, PER);
+  __memcpy(out + taskId * PER, buf, PER * sizeof(float), NRAM2GDRAM);
+}
+"""
+
+
+def test_flat_form_splits_at_barriers_with_sram_per_cluster(tmp_path):
+    x = np.arange(16 * 64, dtype=np.float32)
+    out = np.zeros(16 * 64, dtype=np.float32)
+    text = check_flat(PHASED, tmp_path, "phased", [x, out])
+    assert "phased__phase0(" in text and "phased__phase1(" in text
+    assert "float xp_sram_part[4 * (4 * PER)];" in text
+
+
+def test_flat_form_refuses_state_across_a_barrier():
+    src = PHASED.replace("__sync_cluster();", "__bang_add_scalar(buf, buf, 1.0f, PER);\n  __sync_cluster();")
+    prog = run_pass("detensorize", parse_source(src, "bang", "phased.mlu"))
     with pytest.raises(PassRefused) as exc:
         run_pass("task_recovery", prog, form="flat")
     assert exc.value.diagnostics[0].code == "XP-TASK-011"
@@ -199,6 +222,7 @@ def test_guard_continue_turns_early_continue_into_a_guard(tmp_path):
     pytest.param("gemm_32_128_128", "hip", marks=pytest.mark.slow),
     pytest.param("add_4_64_256", "hip", marks=pytest.mark.slow),          # CNRT host code
     pytest.param("conv2d_1_16_16_64_64_3_3_64_1_1", "cuda", marks=pytest.mark.slow),  # continue guard
+    pytest.param("gemm_64_256_128", "hip", marks=pytest.mark.slow),   # barrier, SRAM, MPU
 ])
 def test_corpus_bang_to_gpu_is_verified(name, to, tmp_path):
     out = tmp_path / f"{name}.{'cu' if to == 'cuda' else 'hip'}"
