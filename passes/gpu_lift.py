@@ -372,7 +372,8 @@ class KernelLift:
         for p, a in zip(params, args):
             d = copy.deepcopy(p)
             if any(isinstance(n, c_ast.PtrDecl) and "__xp_ref" in (n.quals or []) for n in walk(d.type)):
-                raise Refuse("XP-RECOVER-002", f"reference parameter of {call.name.name}", call)
+                body = _bind_reference(d.name, a, body, call)
+                continue
             if isinstance(d.type, c_ast.ArrayDecl):
                 d.type = c_ast.PtrDecl([], d.type.type)
             d.init = a
@@ -1359,3 +1360,55 @@ def _arith(a, b):
     if a in INT_RANK and b in INT_RANK:
         return a if INT_RANK.index(a) >= INT_RANK.index(b) else b
     return None
+
+
+def _bind_reference(param: str, arg, body: list, call):
+    """Inline a reference parameter: uses of ``param`` in ``body`` become the argument lvalue.
+    Only for an argument built from names, constants, member and subscript accesses whose names
+    the body neither declares nor (other than through the parameter itself) assigns."""
+    names = set()
+    for n in walk(arg):
+        if isinstance(n, c_ast.ID):
+            names.add(n.name)
+        elif not isinstance(n, (c_ast.ArrayRef, c_ast.StructRef, c_ast.Constant)):
+            raise Refuse("XP-RECOVER-002", f"reference parameter {param} of {call.name.name} bound to a "
+                         "computed expression", call)
+    if isinstance(arg, c_ast.StructRef):
+        names.discard(arg.field.name)
+    plain = isinstance(arg, c_ast.ID)
+    for st in body:
+        for n in walk(st):
+            if isinstance(n, c_ast.Decl) and n.name in names | {param}:
+                raise Refuse("XP-RECOVER-002", f"reference parameter {param} of {call.name.name}: the body "
+                             f"declares {n.name}", n)
+            target = None
+            if isinstance(n, c_ast.Assignment):
+                target = n.lvalue
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"):
+                target = n.expr
+            if target is not None and not plain and any(isinstance(m, c_ast.ID) and m.name in names
+                                                        for m in walk(target)):
+                raise Refuse("XP-RECOVER-002", f"reference parameter {param} of {call.name.name}: the body "
+                             "assigns a name of its argument", n)
+
+    def sub(node):
+        for attr in getattr(node, "__slots__", ()):
+            if attr in ("coord", "__weakref__"):
+                continue
+            if isinstance(node, c_ast.StructRef) and attr == "field":
+                continue
+            v = getattr(node, attr, None)
+            if isinstance(v, c_ast.ID) and v.name == param:
+                setattr(node, attr, copy.deepcopy(arg))
+            elif isinstance(v, c_ast.Node):
+                sub(v)
+            elif isinstance(v, list):
+                for i, item in enumerate(v):
+                    if isinstance(item, c_ast.ID) and item.name == param:
+                        v[i] = copy.deepcopy(arg)
+                    elif isinstance(item, c_ast.Node):
+                        sub(item)
+
+    holder = c_ast.Compound(list(body))
+    sub(holder)
+    return holder.block_items

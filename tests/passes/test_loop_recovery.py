@@ -426,3 +426,29 @@ def test_block_votes_are_exchange_points(tmp_path):
     n = 300
     text = _check(tmp_path, BLOCK_VOTES, [RNG.uniform(-1, 1, n).astype(np.float32), np.zeros(n, np.int32), n])
     assert "xp_block_vote(" in text and "__syncthreads_count" not in text
+
+
+REFERENCE_PARAMS = """#include <cuda_runtime.h>
+__device__ __forceinline__ void warp_reduce(float& val) {
+  for (int o = 16; o > 0; o >>= 1) val += __shfl_down_sync(0xffffffff, val, o);
+}
+__device__ inline void accum(float& acc, const float* const __restrict__ p, int k) { acc += p[k]; }
+__global__ void rs(const float* const __restrict__ x, float* __restrict__ y, int cols) {
+  float acc = 0.f;
+  for (int c = threadIdx.x; c < cols; c += 32) accum(acc, x + blockIdx.x * cols, c);
+  warp_reduce(acc);
+  if (threadIdx.x == 0) y[blockIdx.x] = acc;
+}
+""" + _host("rs<<<8, 32>>>(d_x, d_y, cols)", "float* x, float* y, int cols",
+            [("x", "float", "8 * cols"), ("y", "float", "8")], ["y"])
+
+
+def test_reference_parameters_of_inlined_device_functions(tmp_path):
+    text = _check(tmp_path, REFERENCE_PARAMS, [_f(800), np.zeros(8, np.float32), 100], exact=False)
+    assert "warp_reduce" not in text                 # inlined: val is acc
+
+
+def test_reference_bound_to_a_computed_expression_is_refused():
+    src = REFERENCE_PARAMS.replace("warp_reduce(acc);", "warp_reduce(*(&acc + 0));")
+    d = _refusal(src)
+    assert d.code == "XP-RECOVER-002" and "computed expression" in d.message
