@@ -331,10 +331,19 @@ def _host_extents(program) -> dict[str, str]:
     out = {}
     if program.ast is None or program.entry is None:
         return out
+    from . import canon
+
     params = {p.name: p for p in program.entry.params}
+    scalars = {p.name for p in program.entry.params if p.kind != "pointer"}
     for name, size in devcopy.recorded_extents(program.ast).items():
         p = params.get(name)
         if p is None or p.kind != "pointer":
+            continue
+        try:
+            names = canon.ids_in(canon.parse_expr(size))
+        except Exception:                 # not a C expression we can read: no fact
+            continue
+        if not names <= scalars:          # host locals (int OH = ...) are not kernel inputs
             continue
         es = _ELEM_SIZE.get(" ".join(_elem_type(p).split()))
         if es:
