@@ -859,7 +859,8 @@ class KernelLift:
         lanes of its warp that take part (existing, not exited, inside the thread-dependent
         condition around the vote), as on the virtual device."""
         kind = S.VOTES[self.platform][cn]
-        rest = args[1:] if self.platform == "cuda" and not kind.startswith("b") else args
+        block_wide = kind in ("bcount", "band", "bor")
+        rest = args[1:] if self.platform == "cuda" and not block_wide else args
         if len(rest) != 1:
             raise Refuse("XP-RECOVER-002", f"{cn} with unexpected arguments", n, cn)
         buf = self.fresh("vote")
@@ -867,7 +868,7 @@ class KernelLift:
         self.block_vars.add(buf)
         deposits.append(c_ast.Assignment("=", c_ast.ArrayRef(ID(buf), ID("xp_tid")),
                                          c_ast.BinaryOp("!=", rest[0], const(0))))
-        if kind.startswith("b"):              # block-wide: __syncthreads_count / _and / _or
+        if block_wide:                        # __syncthreads_count / _and / _or
             self.helpers["xp_block_vote"] = S.block_vote_fn()
 
             def count(live_only):
