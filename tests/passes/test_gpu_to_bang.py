@@ -44,7 +44,8 @@ def test_cuda_softmax_with_device_temporaries_to_bang(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("src", ["cuda/gemm_64_256_64.cu", "hip/add_4_256.hip"])
+@pytest.mark.parametrize("src", ["cuda/softmax_64_128.cu", "cuda/gather_8_16_32.cu",
+                                 "hip/max_64_256.hip", "hip/add_4_256.hip"])
 def test_more_gpu_kernels_to_bang(src, tmp_path):
     out = tmp_path / "k.mlu"
     rep = tr.translate(str(CORPUS / src), "bang", str(out))
