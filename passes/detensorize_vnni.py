@@ -101,7 +101,8 @@ def _diag(program, code: str, message: str, coord, construct=None) -> Diagnostic
               "vector values only used through intrinsics, declarations, assignment, calls, & and sizeof",
               "no declared name clashes with xp_* names the pass introduces"),
     guarantees=("same outputs on the virtual device", "no intrinsic and no <immintrin.h> left",
-                "extern \"C\" entry unchanged", "lane loops carry #pragma omp simd"),
+                "extern \"C\" entry unchanged", "lane loops carry #pragma omp simd (reduction "
+                "loops none: their clause would name a local that inlining renames)"),
     introduces=("xp_m* lane-array structs", "static inline xp_* scalar reference functions",
                 "#pragma omp simd"),
 ))
@@ -129,8 +130,25 @@ def detensorize_vnni(program, *, rules: bool = True):
         facts["includes"] = needed + [h for h in facts["includes"]
                                       if not re.fullmatch(X86_HEADERS, str(h))]
     if used_intrinsics or used_types:
-        ast.ext[0:0] = helper_ast(cat, used_intrinsics, used_types, rules=rules)
+        helpers = helper_ast(cat, used_intrinsics, used_types, rules=rules)
+        for h in helpers:
+            _drop_reduction_pragmas(h)
+        ast.ext[0:0] = helpers
     return replace(program, ast=ast, facts=facts, source="", intrinsics=[])
+
+
+def _drop_reduction_pragmas(node) -> None:
+    """Remove ``#pragma omp simd reduction(op:var)`` lines from rendered helpers: the clause
+    names a local of the helper, which ``inline`` renames (the pragma text would then name
+    an undeclared variable); without the pragma the lane loop is the same sequential loop.
+    ``#pragma omp simd`` lines without a clause stay."""
+    from pycparser import c_ast as _c
+    for _, child in node.children():
+        _drop_reduction_pragmas(child)
+    if isinstance(node, _c.Compound) and node.block_items:
+        node.block_items = [x for x in node.block_items
+                            if not (isinstance(x, _c.Pragma) and
+                                    re.match(r"\s*omp\s+simd\b.*\breduction\s*\(", x.string))]
 
 
 @detensorize_vnni.legality
