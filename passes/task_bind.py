@@ -334,7 +334,11 @@ def _host_extents(program) -> dict[str, str]:
     from . import canon
 
     params = {p.name: p for p in program.entry.params}
-    scalars = {p.name for p in program.entry.params if p.kind != "pointer"}
+    # names a kernel can read: the entry's scalars, macros, file-scope names, enumerators
+    known = {p.name for p in program.entry.params if p.kind != "pointer"}
+    known |= set((program.facts or {}).get("defines") or {})
+    known |= set(canon.file_scope_decls(program.ast))
+    known |= {n.name for n in canon.walk(program.ast) if isinstance(n, c_ast.Enumerator)}
     for name, size in devcopy.recorded_extents(program.ast).items():
         p = params.get(name)
         if p is None or p.kind != "pointer":
@@ -343,7 +347,7 @@ def _host_extents(program) -> dict[str, str]:
             names = canon.ids_in(canon.parse_expr(size))
         except Exception:                 # not a C expression we can read: no fact
             continue
-        if not names <= scalars:          # host locals (int OH = ...) are not kernel inputs
+        if not names <= known:            # host locals (int OH = ...) are not kernel inputs
             continue
         es = _ELEM_SIZE.get(" ".join(_elem_type(p).split()))
         if es:
