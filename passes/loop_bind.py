@@ -180,6 +180,34 @@ def _plan(program, block: int, extents: dict | None = None) -> Plan:
     return Plan(regions, sizes, builder.helpers, info, builder.scratch, builder.aliases)
 
 
+def parse_extents(text: str) -> dict[str, str]:
+    """``"data:2048 idx:16"`` -> ``{"data": "2048", "idx": "16"}`` (the ``extents`` option of
+    loop_bind / task_bind; counts are non-negative integers)."""
+    out = {}
+    for item in (text or "").split():
+        name, sep, count = item.partition(":")
+        if not sep or not name.isidentifier() or not count.isdigit():
+            raise ValueError(f"extents: expected 'name:count' items, got {item!r}")
+        out[name] = count
+    return out
+
+
+def _given_extents(program, text: str) -> dict | None:
+    """Caller-given element counts merged over the ones devcopy recorded (None: use the
+    recorded ones only, as ``plan`` does by default)."""
+    given = parse_extents(text)
+    if not given:
+        return None
+    params = {p.name for p in program.entry.params if p.kind == "pointer"} if program.entry else set()
+    unknown = sorted(set(given) - params)
+    if unknown:
+        raise ValueError(f"extents: {', '.join(unknown)} is not a pointer parameter of the entry")
+    merged = dict(_recorded_extents(program))
+    for name, count in given.items():
+        merged.setdefault(name, count)
+    return merged
+
+
 def _recorded_extents(program) -> dict[str, str]:
     """Element counts of pointer parameters that ``devcopy{extents=true}`` recorded from the
     lifted host code (its allocation sizes in bytes, divided by the element size)."""
@@ -1095,7 +1123,11 @@ def _launch(kernel: str, grid, block, args):
     summary="canonical C -> CUDA/HIP: outline parallel loop nests into kernels bound to "
             "blockIdx.x*blockDim.x+threadIdx.x; host entry via hostgen",
     options={"to": Option(str, "cuda", "target platform: cuda or hip"),
-             "block": Option(int, 256, "threads per block (<= 1024)")},
+             "block": Option(int, 256, "threads per block (<= 1024)"),
+             "extents": Option(str, "", "element counts the entry's caller guarantees, "
+                               "'name:count name:count' (the declared interface, e.g. a case "
+                               "file's constant shapes); used only where the analysis cannot "
+                               "bound a pointer")},
     requires=("canonical C (platform vnni) without intrinsics",
               "at least one loop without a loop-carried dependence (XP-BIND-001)",
               "computable access extents for every pointer parameter (XP-BIND-002)",
@@ -1108,11 +1140,11 @@ def _launch(kernel: str, grid, block, args):
     introduces=("__global__ kernels", "CUDA/HIP runtime API", "<<<>>> launches",
                 "__xp_d_<array> device scratch buffers for host arrays"),
 ))
-def loop_bind(program, *, to: str = "cuda", block: int = 256):
+def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = ""):
     import platforms
     from xpiler.program import parse_source
 
-    the_plan, problems = plan(program, block)
+    the_plan, problems = plan(program, block, _given_extents(program, extents))
     if the_plan is None:
         from .base import PassRefused
         raise PassRefused(problems[0].message, diagnostics=problems)
@@ -1180,10 +1212,15 @@ def _target_path(path: str, to: str) -> str:
 
 
 @loop_bind.legality
-def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256) -> list[Diagnostic]:
+def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256,
+                     extents: str = "") -> list[Diagnostic]:
     if to not in ("cuda", "hip"):
         return [_diag(program, "XP-BIND-003", f"loop_bind targets cuda or hip, not {to}")]
-    the_plan, problems = plan(program, block)
+    try:
+        given = _given_extents(program, extents)
+    except ValueError as exc:
+        return [_diag(program, "XP-BIND-002", str(exc))]
+    the_plan, problems = plan(program, block, given)
     if the_plan is None:
         return problems
     try:

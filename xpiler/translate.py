@@ -178,6 +178,49 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infe
     return inf.args, inf.describe(), None
 
 
+def _declared_extents(program, src: Path, config: str | None, specs: dict) -> str:
+    """The element counts a case file declares for the entry's pointers, as a pass option
+    (``"name:count ..."``), for an entry without scalar parameters (its shapes are then part of
+    its interface: constant). Passes that lower to a device use them only where the analysis
+    cannot bound a pointer (data-dependent subscripts: gather, scatter, deformable); the
+    option is visible in the report's pipeline. Empty when nothing is declared."""
+    if specs or program.entry is None or any(p.kind == "scalar" for p in program.params):
+        return ""
+    case_path = Path(config) if config else src.with_suffix(".json")
+    try:
+        data = json.loads(case_path.read_text())
+    except (OSError, ValueError):
+        return ""
+    pointers = {p.name for p in program.params if p.kind == "pointer"}
+    counts = []
+    for item in data.get("params", []) if isinstance(data, dict) else []:
+        shape = item.get("shape") if isinstance(item, dict) else None
+        if item.get("name") in pointers and isinstance(shape, list) and shape and \
+                all(isinstance(d, int) and d > 0 for d in shape):
+            n = 1
+            for d in shape:
+                n *= d
+            counts.append(f"{item['name']}:{n}")
+    return " ".join(counts)
+
+
+def _with_extents(steps, extents: str):
+    """Hand declared extents to the steps whose pass takes an ``extents`` string option
+    (``name:count ...``; devcopy's boolean ``extents`` is another thing) and does not set one."""
+    from passes.base import REGISTRY
+
+    if not extents:
+        return steps
+    out = []
+    for name, options in steps:
+        entry = REGISTRY.get(name)
+        option = entry.info.options.get("extents") if entry is not None else None
+        if option is not None and option.type is str and "extents" not in options:
+            options = {**options, "extents": extents}
+        out.append((name, options))
+    return out
+
+
 def _copy(args):
     return [a.copy() if hasattr(a, "copy") else a for a in args]
 
@@ -198,7 +241,8 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
     program = parse_file(src_path, entry=entry)
     report = TranslationReport(str(src_path), target, str(out_path))
-    candidates = plans(program.platform, target)
+    candidates = [_with_extents(steps, _declared_extents(program, src_path, config, arg_specs or {}))
+                  for steps in plans(program.platform, target)]
     report.pipeline = format_pipeline(candidates[0])
     args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed, infer, timeout, report)
     report.inputs = how
