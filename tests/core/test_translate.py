@@ -103,12 +103,14 @@ def test_a_crashing_pass_is_recorded_not_raised(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("src,to", [("cuda/sum_64_256.cu", "hip"),          # __activemask
                                     ("cuda/gqa_1_8_16_32_64.cu", "hip"),    # __syncwarp
-                                    ("hip/add_18_128.hip", "cuda")])        # hipLaunchKernelGGL
+                                    ("hip/add_18_128.hip", "cuda"),         # hipLaunchKernelGGL
+                                    ("hip/layernorm_32_128.hip", "cuda")])  # hipGetDeviceProperties
 def test_api_map_votes_syncwarp_and_launch_macro(src, to, tmp_path, capsys):
     out = tmp_path / ("x.hip" if to == "hip" else "x.cu")
     assert main(["translate", str(CORPUS / src), "--to", to, "-o", str(out)]) == 0, capsys.readouterr().err
     text = out.read_text()
     assert "hipLaunchKernelGGL" not in text if to == "cuda" else "__activemask" not in text
+    assert "hip" not in text.split("\n", 1)[1] if to == "cuda" else True   # no HIP names left
 
 
 def test_plan_alternatives_keep_the_first_that_verifies(tmp_path, monkeypatch):
