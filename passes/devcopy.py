@@ -278,10 +278,46 @@ def _derived_base(e, name):
     return None
 
 
+def _readonly_helper_args(fdef, name, defs, depth) -> set[int]:
+    """ids of the argument expressions ``p + off`` / ``&p[off]`` of ``name`` handed to helpers
+    defined in the file that do not write through that parameter."""
+    out = set()
+    for n in canon.walk(fdef.body):
+        if (isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in defs
+                and depth < 4 and n.args is not None):
+            callee = defs[n.name.name]
+            cparams = [q for q in (callee.decl.type.args.params if callee.decl.type.args else [])
+                       if isinstance(q, c_ast.Decl)]
+            for j, a in enumerate(n.args.exprs):
+                if _derived_base(a, name) is not None and j < len(cparams) and cparams[j].name \
+                        and not _param_written(callee, cparams[j].name, defs, depth + 1):
+                    out.add(id(_strip_casts(a)))
+    return out
+
+
+def _written_except_readonly_args(fdef, name, defs, depth) -> set[str]:
+    """``canon.written_names`` where taking ``&p[off]`` only to pass it to a read-only helper
+    parameter (a wmma fragment load) does not count as a write of ``p``."""
+    skip = _readonly_helper_args(fdef, name, defs, depth)
+    out = set()
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.Assignment):
+            r = canon.lvalue_root(n.lvalue)
+            if r:
+                out.add(r)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+            if n.op == "&" and id(n) in skip:
+                continue
+            r = canon.lvalue_root(n.expr)
+            if r:
+                out.add(r)
+    return out
+
+
 def _param_written(fdef, name, defs, depth) -> bool:
     """May ``fdef`` write through its pointer parameter ``name``? A whole-argument pass to a
     helper defined in the file is followed into the helper (a few levels deep)."""
-    if name in canon.written_names(fdef.body):
+    if name in _written_except_readonly_args(fdef, name, defs, depth):
         return True
     # locals whose elements are pointers to const: storing p + off there keeps p read-only
     const_views = set()

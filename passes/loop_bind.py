@@ -61,6 +61,7 @@ Example
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -81,6 +82,26 @@ RUNTIME_TYPES = frozenset("dim3 uint3 int2 int3 int4 uint2 uint4 float2 float3 f
                           "half __half half2 __half2 char4 uchar4 short2 ushort2".split())
 _HOST_ONLY_INCLUDES = re.compile(r"#\s*include\s*[<\"](?:immintrin|x86intrin|omp|xmmintrin|"
                                  r"emmintrin|smmintrin|avxintrin)\.h[>\"]")
+
+
+def runtime_functions(to: str) -> frozenset[str]:
+    """The lift's C stand-ins (``gpu_lift_support.MATH``: ``__expf``, ``__fdividef``, ...) that
+    the target's GPU runtime defines itself; their definitions are dropped from the lowered
+    program (a second definition does not compile). Read from the virtual device's runtime
+    headers, the one home of what the runtime provides."""
+    return _runtime_functions(to)
+
+
+@functools.lru_cache(maxsize=None)
+def _runtime_functions(to: str) -> frozenset[str]:
+    from pathlib import Path
+
+    from .gpu_lift_support import MATH
+
+    root = Path(__file__).resolve().parents[1] / "platforms"
+    text = "".join(h.read_text(errors="replace") for d in (root / "common" / "gpu_runtime", root / to / "runtime")
+                   if d.is_dir() for h in sorted(d.glob("*.h")))
+    return frozenset(n for n in MATH if re.search(rf"\b{re.escape(n)}\s*\([^;{{]*\)\s*(?:noexcept\s*)?\{{", text))
 
 
 class BindError(Exception):
@@ -1174,8 +1195,8 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "")
     ext = []
     for e in program.ast.ext:
         if isinstance(e, c_ast.FuncDef):
-            if e.decl.name == program.entry.name:
-                continue
+            if e.decl.name == program.entry.name or e.decl.name in runtime_functions(to):
+                continue                 # the entry is rebuilt; the runtime defines the others
             e = copy.deepcopy(e)
             if e.decl.name in the_plan.helpers:
                 spec = [s for s in e.decl.funcspec or [] if s not in ("__host__", "__device__")]

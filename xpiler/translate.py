@@ -74,9 +74,9 @@ PLANS: dict[tuple[str, str], str] = {
     # structure-preserving first; the lift-and-lower route for what api_map cannot map
     # (wmma / MFMA matrix fragments: loop_recovery detensorizes them)
     ("cuda", "hip"): ["api_map{to=hip}",
-                      "loop_recovery,devcopy{extents=true},devtemp,inline,scalarize_structs,const_prop,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=hip}"],
+                      "loop_recovery,devcopy{extents=true},devtemp,inline,scalarize_structs,const_prop,fold_branches,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=hip}"],
     ("hip", "cuda"): ["api_map{to=cuda}",
-                      "loop_recovery,devcopy{extents=true},devtemp,inline,scalarize_structs,const_prop,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=cuda}"],
+                      "loop_recovery,devcopy{extents=true},devtemp,inline,scalarize_structs,const_prop,fold_branches,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=cuda}"],
     ("vnni", "cuda"): "detensorize_vnni{rules=false},inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}",
     ("vnni", "hip"): "detensorize_vnni{rules=false},inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}",
     ("cuda", "vnni"): "loop_recovery",
@@ -91,10 +91,8 @@ PLANS: dict[tuple[str, str], str] = {
 # modules whose import registers the passes the plans name
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
                 "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy", "passes.guard_continue",
-                "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops", "passes.devtemp", "passes.goto_continue",
-                "passes.localize",
-                "passes.fold_branches",
-                "passes.unroll_const")
+                "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops", "passes.devtemp", "passes.goto_continue", "passes.fold_branches", "passes.unroll_const",
+                "passes.localize")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
