@@ -53,6 +53,7 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
+from platforms.common.hostgen import cnrt_names
 from xpiler.errors import Coord, Diagnostic
 
 from . import affine, devcopy, loop_bind
@@ -168,10 +169,11 @@ class _Lowering:
                 args = ", ".join(f"d_{n}" if _is_pointer(n, self.params) else
                                  f"({t}) {SCRATCH_PREFIX}{n}" if n in self.scratch else n
                                  for n, t in r.params)
-                out.append(f"{r.name}<<<dim, ktype, queue>>>({args});")
+                v = cnrt_names(self.program.entry.params)
+                out.append(f"{r.name}<<<{v['dim']}, {v['ktype']}, {v['queue']}>>>({args});")
                 self.stats["kernels"] += 1
         if mine:         # scratch buffers live as long as the block declaring the host array
-            out.append("cnrtQueueSync(queue);")
+            out.append(f"cnrtQueueSync({cnrt_names(self.program.entry.params)['queue']});")
             out += [f"cnrtFree({SCRATCH_PREFIX}{n});" for n in mine]
         return "\n".join(out)
 

@@ -132,6 +132,13 @@ def gpu_host_entry(rt: GpuRuntime, entry_name: str, params: Sequence[Param], ker
     return "\n".join(lines) + "\n"
 
 
+def cnrt_names(params: Sequence[Param]) -> dict[str, str]:
+    """The CNRT wrapper's locals (``queue``, ``dim``, ``ktype``), renamed ``__xp_<name>`` where
+    an entry parameter already has that name (a kernel taking ``int dim``)."""
+    taken = {p.name for p in params}
+    return {n: (f"__xp_{n}" if n in taken else n) for n in ("queue", "dim", "ktype")}
+
+
 def cnrt_host_entry(entry_name: str, params: Sequence[Param], kernel_name: str, launch,
                     sizes: Mapping[str, str] | None = None,
                     kernel_args: Sequence[str] | None = None) -> str:
@@ -139,25 +146,27 @@ def cnrt_host_entry(entry_name: str, params: Sequence[Param], kernel_name: str, 
     ktype = launch_field(launch, "ktype") or "CNRT_FUNC_TYPE_UNION1"
     nbytes = _sizes(params, sizes)
     pointers = [p for p in params if p.kind == "pointer"]
+    v = cnrt_names(params)
+    queue = v["queue"]
     lines = ["#include <bang.h>", "#include <cnrt.h>", "#include <stdint.h>", "",
-             signature(entry_name, params), "{", "  cnrtQueue_t queue;",
-             "  cnrtQueueCreate(&queue);"]
+             signature(entry_name, params), "{", f"  cnrtQueue_t {queue};",
+             f"  cnrtQueueCreate(&{queue});"]
     for p in pointers:
         lines.append(f"  {element_type(p)} *d_{p.name} = 0;")
         lines.append(f"  cnrtMalloc((void **)&d_{p.name}, {nbytes[p.name]});")
     for p in pointers:
         lines.append(f"  cnrtMemcpy(d_{p.name}, (void *){p.name}, {nbytes[p.name]}, "
                      f"CNRT_MEM_TRANS_DIR_HOST2DEV);")
-    lines.append(f"  cnrtDim3_t dim = {{{_dims(dim, ('4', '1', '1'))}}};")
-    lines.append(f"  cnrtFunctionType_t ktype = {ktype};")
-    lines.append(f"  {kernel_name}<<<dim, ktype, queue>>>({_kernel_args(params, kernel_args)});")
-    lines.append("  cnrtQueueSync(queue);")
+    lines.append(f"  cnrtDim3_t {v['dim']} = {{{_dims(dim, ('4', '1', '1'))}}};")
+    lines.append(f"  cnrtFunctionType_t {v['ktype']} = {ktype};")
+    lines.append(f"  {kernel_name}<<<{v['dim']}, {v['ktype']}, {queue}>>>({_kernel_args(params, kernel_args)});")
+    lines.append(f"  cnrtQueueSync({queue});")
     for p in pointers:
         if p.role in ("output", "inout"):
             lines.append(f"  cnrtMemcpy((void *){p.name}, d_{p.name}, {nbytes[p.name]}, "
                          f"CNRT_MEM_TRANS_DIR_DEV2HOST);")
     lines += [f"  cnrtFree(d_{p.name});" for p in pointers]
-    lines += ["  cnrtQueueDestroy(queue);", "}"]
+    lines += [f"  cnrtQueueDestroy({queue});", "}"]
     return "\n".join(lines) + "\n"
 
 

@@ -155,6 +155,18 @@ def test_bang_host_entry_uses_cnrt():
     assert "cnrtMemcpy((void *)Y, d_Y" in text and "cnrtMemcpy((void *)X, d_X" not in text
 
 
+def test_bang_host_entry_locals_do_not_shadow_parameters():
+    """An entry parameter named dim / queue / ktype keeps its name; the wrapper's locals move."""
+    from platforms.bang.backend import emit_host_entry
+
+    params = [Param("x", "float *", "pointer", "float32", "inout", "n"),
+              Param("n", "int", "scalar", "int32", "scalar"), Param("dim", "int", "scalar", "int32", "scalar")]
+    text = emit_host_entry("k", params, "k_mlu", None)
+    assert "cnrtDim3_t __xp_dim = {4, 1, 1};" in text and "cnrtQueue_t queue;" in text
+    assert "k_mlu<<<__xp_dim, ktype, queue>>>(d_x, n, dim);" in text
+    assert parse_source(text, "bang", "<t>.mlu").entry.name == "k"
+
+
 def test_host_entry_needs_sizes():
     from platforms.cuda.backend import emit_host_entry
 
