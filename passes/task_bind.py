@@ -101,7 +101,7 @@ def _profile(name: str) -> dict:
 class _Lowering:
     """Everything the rewrite needs, computed once (legality runs the same code)."""
 
-    def __init__(self, program, clusters: int, cores: int, profile: str):
+    def __init__(self, program, clusters: int, cores: int, profile: str, extents: str = ""):
         self.program = program
         prof = _profile(profile)
         if cores != 4 or clusters not in (1, 2, 4, 8, 16) or clusters > int(prof["clusters"]):
@@ -112,7 +112,14 @@ class _Lowering:
         self.pool = pool_bytes(prof)
         try:
             hints = _host_extents(program)
-            the_plan, problems = loop_bind.plan(program, extents=hints)
+            try:
+                given = loop_bind.parse_extents(extents)
+            except ValueError as exc:
+                raise TaskBindError("XP-TASK-BIND-002", str(exc)) from None
+            # caller-declared counts (a case file's constant shapes) only fill what the host
+            # code does not record; the analysis still decides where it can bound an access
+            extra = {n: c for n, c in given.items() if n not in hints}
+            the_plan, problems = loop_bind.plan(program, extents={**hints, **extra})
             if the_plan is not None:
                 # the host allocation bounds every access of the source; the access analysis
                 # over-approximates subscripts under conditions (x0[..] in c ? x0[..] : x1[..])
@@ -417,7 +424,10 @@ def _copy_replace(node, repl: dict):
     options={"clusters": Option(int, 4, "clusters of the UNION launch (1, 2, 4, 8, 16)"),
              "cores": Option(int, 4, "cores per cluster (4)"),
              "profile": Option(str, "", "BANG device profile sizing the NRAM tiles "
-                                        "(empty: the default profile)")},
+                                        "(empty: the default profile)"),
+             "extents": Option(str, "", "element counts the entry's caller guarantees, "
+                               "'name:count ...' (as for loop_bind); used only where the "
+                               "analysis cannot bound a pointer")},
     requires=("at least one loop without a loop-carried dependence (XP-TASK-BIND-001)",
               "computable access extents for every pointer parameter (XP-TASK-BIND-002)",
               "one iteration's staged windows fit the NRAM pool (XP-TASK-BIND-003)",
@@ -430,12 +440,12 @@ def _copy_replace(node, repl: dict):
     introduces=("__mlu_global__ kernels", "__nram__ pool", "__memcpy GDRAM2NRAM/NRAM2GDRAM",
                 "__memset_nram", "CNRT host API", "<<<dim, ktype, queue>>> launches"),
 ))
-def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = ""):
+def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", extents: str = ""):
     import platforms
     from xpiler.program import parse_source
 
     try:
-        low = _Lowering(program, clusters, cores, profile)
+        low = _Lowering(program, clusters, cores, profile, extents)
     except TaskBindError as exc:
         raise PassRefused(exc.message, diagnostics=[_diag(program, exc.code, exc.message,
                                                           exc.node)]) from None
@@ -497,9 +507,10 @@ def _target_path(path: str) -> str:
 
 
 @task_bind.legality
-def _task_bind_legal(program, *, clusters: int = 4, cores: int = 4, profile: str = ""):
+def _task_bind_legal(program, *, clusters: int = 4, cores: int = 4, profile: str = "",
+                     extents: str = ""):
     try:
-        _Lowering(program, clusters, cores, profile)
+        _Lowering(program, clusters, cores, profile, extents)
     except TaskBindError as exc:
         return [_diag(program, exc.code, exc.message, exc.node)]
     return []

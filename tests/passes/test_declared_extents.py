@@ -79,3 +79,14 @@ def test_declared_extents_only_for_constant_interfaces(tmp_path):
     assert _declared_extents(prog, src, None, {"data": "x"}) == ""   # --arg given: no case
     scalar = parse_source(GATHER.replace("float* out)", "float* out, int n)"), "vnni", "<t>.cpp")
     assert _declared_extents(scalar, src, None, {}) == ""            # shapes depend on n
+
+
+def test_task_bind_takes_declared_extents_too():
+    from passes import task_bind  # noqa: F401  (registers the pass)
+    from passes.base import REGISTRY
+
+    prog = parse_source(GATHER, "vnni", "<t>.cpp")
+    check = REGISTRY["task_bind"].check
+    assert any(d.code == "XP-TASK-BIND-002" for d in check(prog))
+    assert any("name:count" in d.message for d in check(prog, extents="data"))
+    assert not [d for d in check(prog, extents="data:64 idx:8 out:32") if d.code == "XP-TASK-BIND-002"]
