@@ -39,6 +39,17 @@ def diag(program, pass_name: str, code: str, message: str, node=None) -> Diagnos
     return Diagnostic(code, message, coord, pass_name=pass_name)
 
 
+def reparse(program, ast):
+    """The pass result: ``ast`` emitted by the program's back-end and parsed again, so the new
+    Program's facts (params, launches, buffers, intrinsics) are those of its text."""
+    import platforms
+    from dataclasses import replace
+    from xpiler.program import parse_source
+
+    text = platforms.module(program.platform, "backend").emit(replace(program, ast=ast, source=""))
+    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+
+
 def entry_def(ast, entry_name: str) -> c_ast.FuncDef | None:
     for e in ast.ext:
         if isinstance(e, c_ast.FuncDef) and e.decl.name == entry_name:

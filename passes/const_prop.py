@@ -344,17 +344,13 @@ def _context(program):
                 "every replaced read converts the value to the local's declared type"),
 ))
 def const_prop(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     draft = replace(program, ast=ast)
     fdef, globals_, params = _context(draft)
     if not _run(fdef, globals_, params):
         raise PassRefused("const_prop: nothing to propagate")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @const_prop.legality

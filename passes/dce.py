@@ -24,7 +24,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -244,16 +243,12 @@ def _run(fdef, typedefs=None) -> int:
     guarantees=("same outputs on the virtual device", "no memory effect other than on dead locals removed"),
 ))
 def dce(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     fdef = canon.entry_def(ast, program.entry.name)
     if not _run(fdef, canon.typedef_map(ast)):
         raise PassRefused("dce: nothing to remove")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @dce.legality

@@ -33,7 +33,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast, c_generator
 
@@ -416,8 +415,6 @@ def recorded_extents(ast) -> dict[str, str]:
                                            "#pragma xpiler extent(H, BYTES) for the lowering")},
 ))
 def devcopy(program, *, extents: bool = False):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     plan, problems = _analyse(program, ast)
@@ -426,9 +423,7 @@ def devcopy(program, *, extents: bool = False):
     _rewrite(program, ast, plan)
     if extents:
         _record_extents(program, ast, plan)
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @devcopy.legality

@@ -30,7 +30,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -166,8 +165,6 @@ def _rewrite(fdef, plan) -> None:
                 "allocated bytes"),
 ))
 def devtemp(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     fdef = canon.entry_def(ast, program.entry.name)
@@ -175,9 +172,7 @@ def devtemp(program):
     if not plan:
         raise PassRefused("devtemp: no device temporary")
     _rewrite(fdef, plan)
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @devtemp.legality

@@ -25,7 +25,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -157,16 +156,12 @@ def _run(fdef) -> int:
     guarantees=("same outputs on the virtual device", "side effects of kept operands kept"),
 ))
 def fold_branches(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     fdef = canon.entry_def(ast, program.entry.name)
     if not _run(fdef):
         raise PassRefused("fold_branches: nothing to fold")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @fold_branches.legality

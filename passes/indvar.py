@@ -40,7 +40,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -398,16 +397,12 @@ def _run(program, ast):
     introduces=("v__vN loop variables", "v__eN end values"),
 ))
 def indvar(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     cz = _run(program, ast)
     if cz is None or not cz.done:
         raise PassRefused("indvar: no loop to canonicalise")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @indvar.legality

@@ -38,7 +38,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -510,8 +509,6 @@ def _only_cast_uses(name: str, nodes) -> bool:
     introduces=("__xp_rN result temporaries", "name__iN renamed locals"),
 ))
 def inline(program, *, rounds: int = 16):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     entry = canon.entry_def(ast, program.entry.name)
@@ -527,9 +524,7 @@ def inline(program, *, rounds: int = 16):
     if not total:
         raise PassRefused("inline: no call in the entry can be inlined")
     _drop_unused_static(ast, program.entry.name)
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 def _drop_unused_static(ast, entry_name: str) -> None:

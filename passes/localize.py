@@ -25,7 +25,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -96,15 +95,11 @@ def _rewrite(ast, entry: str) -> int:
     introduces=("static local arrays in the entry",),
 ))
 def localize(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     if not _rewrite(ast, program.entry.name):
         raise PassRefused("localize: no file-scope array to move")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @localize.legality

@@ -30,7 +30,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -354,16 +353,12 @@ def _run(program, ast):
     introduces=("__xp_mN loop variables",),
 ))
 def memops(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     low = _run(program, ast)
     if low is None or not low.done:
         raise PassRefused("memops: no mem* call can be rewritten")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @memops.legality

@@ -277,8 +277,6 @@ def _names(ast) -> set[str]:
                 "left in the entry"),
 ))
 def scalarize_structs(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     draft = replace(program, ast=ast)
@@ -286,9 +284,7 @@ def scalarize_structs(program):
     if not ok:
         raise PassRefused("scalarize_structs: nothing to scalarize")
     _Rewrite(ok, records, _names(ast)).stmt(fdef.body)
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @scalarize_structs.legality

@@ -270,16 +270,12 @@ def _run(program, ast):
     guarantees=("same outputs on the virtual device",),
 ))
 def simplify(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     s = _run(program, ast)
     if s is None or not s.done:
         raise PassRefused("simplify: no masked-tail lane test to rewrite")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @simplify.legality

@@ -26,7 +26,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -252,8 +251,6 @@ def _memcpy(dst: str, src: str):
     introduces=("memcpy(dst, src, sizeof(dst)) for whole copies",),
 ))
 def sroa(program):
-    from xpiler.program import parse_source
-    import platforms
 
     ok, err = _plan(program)
     if ok is None:
@@ -263,9 +260,7 @@ def sroa(program):
     lanes = lane_structs(ast)
     cands = _candidates(fdef, lanes)
     _Rewrite(ok, cands, lanes).node(fdef.body)
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @sroa.legality

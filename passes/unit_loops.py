@@ -35,7 +35,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -202,12 +201,8 @@ def _splice(comp, f) -> None:
 
 
 def _emit(program, ast):
-    from xpiler.program import parse_source
-    import platforms
 
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 def _fdef(program):

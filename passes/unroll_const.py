@@ -24,7 +24,6 @@ Example
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -137,16 +136,12 @@ def _run(fdef, limit) -> int:
     guarantees=("same outputs on the virtual device", "copies in iteration order"),
 ))
 def unroll_const(program, *, limit: int = 32):
-    from xpiler.program import parse_source
-    import platforms
 
     ast = copy.deepcopy(program.ast)
     fdef = canon.entry_def(ast, program.entry.name)
     if not _run(fdef, limit):
         raise PassRefused("unroll_const: no loop over constant values")
-    draft = replace(program, ast=ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path, entry=program.entry.name)
+    return canon.reparse(program, ast)
 
 
 @unroll_const.legality
