@@ -23,6 +23,9 @@ Directions without a plan are reported as such (0 verified), never skipped silen
 ``--jsonl F`` writes one record per kernel; ``--resume`` keeps the records already in F and runs
 only the missing kernels, so long runs can be split and combined. ``--infer-inputs`` hides the
 case files, so verification runs on inputs the driver infers (measures ``xpiler.infer``).
+``--corpus DIR`` measures another kernel set laid out like ``xpiler/corpus``: ``DIR/<platform>/``
+holding kernels (``.cu``, ``.hip``, ``.mlu``, ``.cpp``) with their case files (``tests/realworld``,
+or a held-out set); a platform without a folder there contributes no kernels.
 """
 from __future__ import annotations
 
@@ -67,8 +70,12 @@ class Record:
         return asdict(self)
 
 
-def sources(platform: str) -> list[Path]:
-    d = ROOT / "xpiler" / "corpus" / platform
+def sources(platform: str, corpus: str | Path | None = None) -> list[Path]:
+    """The kernels of ``platform`` that have a case file, in name order: from the bundled corpus,
+    or from ``corpus/<platform>/`` when a corpus directory is given."""
+    d = (Path(corpus) if corpus else ROOT / "xpiler" / "corpus") / platform
+    if not d.is_dir():
+        return []
     return sorted(p for p in d.glob(f"*{SUFFIX[platform]}") if p.with_suffix(".json").exists())
 
 
@@ -184,9 +191,9 @@ def _load(jsonl: Path | None) -> dict:
 
 def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool = False,
         jsonl: str | None = None, resume: bool = False, timeout: float = 60, progress=None,
-        infer_inputs: bool = False) -> dict:
+        infer_inputs: bool = False, corpus: str | None = None) -> dict:
     """Run the benchmark; returns {"directions": {dir: summary}, "records": [Record dicts]} in
-    corpus order (independent of --jobs)."""
+    corpus order (independent of --jobs). ``corpus``: a directory laid out like xpiler/corpus."""
     from concurrent.futures import ProcessPoolExecutor
 
     from .errors import UsageError
@@ -197,12 +204,14 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
     if resume and not jsonl:
         raise UsageError("--resume needs --jsonl F (the records to continue)")
     dirs = directions(only)
+    if corpus and not Path(corpus).is_dir():
+        raise UsageError(f"--corpus: '{corpus}' is not a directory")
     jpath = Path(jsonl) if jsonl else None
     done = _load(jpath) if resume else {}
     if jpath is not None and not resume:
         jpath.parent.mkdir(parents=True, exist_ok=True)
         jpath.write_text("")
-    work = [(str(f), a, b) for a, b in dirs for f in sources(a)[: limit or None]]
+    work = [(str(f), a, b) for a, b in dirs for f in sources(a, corpus)[: limit or None]]
     results: dict[int, dict] = {}
     todo = []
     for i, (f, a, b) in enumerate(work):
@@ -262,7 +271,7 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
             "codes": _count_codes(r for r in rs if r["status"] != "verified"),
             "causes": _count_causes(r for r in rs if r["status"] != "verified"),
         }
-    return {"directions": summary, "records": records}
+    return {"directions": summary, "records": records, "corpus": str(corpus) if corpus else None}
 
 
 def _cause(bad_steps) -> str:
@@ -296,7 +305,7 @@ def _count_causes(records) -> dict:
 def table(result: dict, compile_checked: bool):
     from rich.table import Table
 
-    t = Table(title="xpiler translate on the project corpus (verified on the virtual device)")
+    t = Table(title=f"xpiler translate on {result.get('corpus') or 'the project corpus'} (verified on the virtual device)")
     cols = ["direction", "verified/total"] + (["compile ok/checked"] if compile_checked else []) + \
            ["median s", "max s", "parallel", "on-chip out/src", "special out/src"]
     for c in cols:
@@ -313,17 +322,17 @@ def table(result: dict, compile_checked: bool):
 
 
 def main_cli(only=None, limit=0, jobs=1, do_compile=False, json_path=None, jsonl=None, resume=False,
-             timeout=60.0, infer_inputs=False) -> dict:
+             timeout=60.0, infer_inputs=False, corpus=None) -> dict:
     """What ``xpiler bench`` and ``tools/bench_translate.py`` do: run, print the table, write JSON."""
     from rich.console import Console
     from rich.progress import Progress
 
     dirs = directions(only)
-    total = sum(len(sources(a)[: limit or None]) for a, _ in dirs)
+    total = sum(len(sources(a, corpus)[: limit or None]) for a, _ in dirs)
     with Progress(transient=True, console=Console(stderr=True)) as prog:
         task = prog.add_task("translating", total=total)
         result = run(only, limit, jobs, do_compile, jsonl, resume, timeout,
-                     progress=lambda rec: prog.advance(task), infer_inputs=infer_inputs)
+                     progress=lambda rec: prog.advance(task), infer_inputs=infer_inputs, corpus=corpus)
     con = Console(highlight=False)
     if not con.is_terminal:
         con = Console(highlight=False, width=140)
@@ -355,10 +364,11 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=60, help="seconds per kernel run")
     ap.add_argument("--infer-inputs", action="store_true",
                     help="ignore the case files: verification inputs are inferred (xpiler.infer)")
+    ap.add_argument("--corpus", help="measure DIR/<platform>/ kernels with case files instead of xpiler/corpus")
     o = ap.parse_args(argv)
     try:
         main_cli(o.only, o.limit, o.jobs, o.compile_check, o.json, o.jsonl, o.resume, o.timeout,
-                 o.infer_inputs)
+                 o.infer_inputs, o.corpus)
     except XpilerError as exc:
         print(exc.render())
         return exc.exit_code

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 
 import click
@@ -370,12 +371,53 @@ def _finish_translation(report, report_path, out_path, explain) -> None:
 @click.option("--timeout", type=float, default=60, show_default=True, help="Seconds per kernel run.")
 @click.option("--infer-inputs", is_flag=True,
               help="Ignore the case files: verification inputs are inferred (measures input inference).")
-def bench(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout, infer_inputs):
+@click.option("--corpus", type=click.Path(file_okay=False),
+              help="Measure DIR/<platform>/ kernels with case files (e.g. tests/realworld) instead of xpiler/corpus.")
+def bench(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout, infer_inputs, corpus):
     """Translate the bundled corpus in every direction and print the table (verified/total,
     compile checks, median/max seconds, parallel units, on-chip buffers, special instructions)."""
     from .bench import main_cli
 
-    main_cli(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout, infer_inputs)
+    main_cli(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout, infer_inputs, corpus)
+
+
+# ------------------------------------------------------------------------------ cache
+@cli.command()
+@click.option("--prune", is_flag=True, help="Delete least-recently-used builds down to 80% of the cap now.")
+@click.option("--clear", is_flag=True, help="Delete every cached build (they are rebuilt on demand).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def cache(prune, clear, as_json):
+    """Show the build cache (directory, size, cap); prune or clear it.
+
+    The cap is $XPILER_CACHE_MAX_MB (default 4096; 0: no cap); every fresh build checks it
+    from time to time, deleting the least recently used objects."""
+    from .run import cache_dir, cache_limit_bytes, prune_cache
+
+    if prune and clear:
+        raise UsageError("--prune and --clear exclude each other")
+    root = cache_dir()
+    deleted = freed = 0
+    if clear:
+        for f in root.iterdir():
+            try:
+                size = f.stat().st_size if f.is_file() else 0
+                shutil.rmtree(f) if f.is_dir() else f.unlink()
+            except OSError:
+                continue
+            deleted += 1
+            freed += size
+    elif prune:
+        deleted, freed = prune_cache(min_age=0)
+    files = [f for f in root.iterdir() if f.is_file()]
+    info = {"directory": str(root), "files": len(files), "bytes": sum(f.stat().st_size for f in files),
+            "cap_bytes": cache_limit_bytes(), "deleted": deleted, "freed_bytes": freed}
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    cap = f"{info['cap_bytes'] / (1 << 20):.0f} MB" if info["cap_bytes"] else "none"
+    click.echo(f"{root}: {info['files']} files, {info['bytes'] / (1 << 20):.1f} MB (cap {cap})")
+    if prune or clear:
+        click.echo(f"deleted {deleted} files, {freed / (1 << 20):.1f} MB")
 
 
 # ------------------------------------------------------------------------------ entry point

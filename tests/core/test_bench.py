@@ -87,3 +87,24 @@ def test_infer_inputs_hides_the_case_files(tmp_path, capsys):
     (rec,) = [json.loads(l) for l in jl.read_text().splitlines()]
     assert rec["status"] == "verified", rec
     assert rec["inferred"] and all(isinstance(v, (int, float)) for v in rec["inferred"].values())
+
+
+def test_corpus_option_measures_another_kernel_set(tmp_path, capsys):
+    # a held-out set laid out like xpiler/corpus: DIR/<platform>/ kernels with case files; a kernel
+    # without a case file and a platform without a folder contribute nothing
+    import shutil
+
+    (tmp_path / "hip").mkdir()
+    for name in ("vecadd_ggl.hip", "vecadd_ggl.json"):
+        shutil.copy(ROOT / "tests" / "realworld" / "hip" / name, tmp_path / "hip" / name)
+    (tmp_path / "hip" / "no_case.hip").write_text("__global__ void k(float* x) {}\n")
+    assert [p.name for p in bench.sources("hip", tmp_path)] == ["vecadd_ggl.hip"]
+    assert bench.sources("bang", tmp_path) == []
+    js = tmp_path / "c.json"
+    assert main(["bench", "--corpus", str(tmp_path), "--only", "hip:cuda,bang:cuda", "--json", str(js)]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path) in out.replace("\n", "")
+    figures = json.loads(js.read_text())
+    assert (figures["hip->cuda"]["verified"], figures["hip->cuda"]["total"]) == (1, 1)
+    assert figures["bang->cuda"]["total"] == 0
+    assert main(["bench", "--corpus", str(tmp_path / "missing"), "--only", "hip:cuda"]) == 2
