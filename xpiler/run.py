@@ -6,7 +6,8 @@ How a run works
 1. The front-end parses the file into a ``Program`` (entry, parameter types).
 2. ``platforms.<p>.emulate.prepare`` turns the source into one C++ translation unit that
    includes the platform's runtime; g++ builds it into a shared object, cached by content hash
-   in the user cache directory (``$XPILER_CACHE_DIR`` or ``~/.cache/xpiler``).
+   in the user cache directory (``$XPILER_CACHE_DIR`` or ``~/.cache/xpiler``), kept under
+   ``$XPILER_CACHE_MAX_MB`` (default 4096) by deleting the least recently used objects.
 3. A forked child process (time limit, address-space limit) loads the object with ctypes,
    configures the device profile, copies the numpy arguments into guarded shared memory (each
    ends at a PROT_NONE page, so an overrun faults and names the argument), calls the entry and
@@ -41,6 +42,9 @@ from .errors import (BuildError, Coord, KernelRuntimeError, KernelTimeout, Memor
 from .program import Param, Program, parse_source
 
 DEFAULT_MEMORY_LIMIT = 8 << 30      # bytes of address space a kernel may add
+DEFAULT_CACHE_MAX_MB = 4096         # build cache cap ($XPILER_CACHE_MAX_MB; 0 = no cap)
+_PRUNE_MIN_AGE = 600                # seconds: younger cache files are never pruned (in use)
+_PRUNE_EVERY = 50                   # fresh builds between two size checks of the cache
 COMPILE_TIMEOUT = 180               # seconds for one g++ build
 _BASE_FLAGS = ["-std=c++17", "-O2", "-shared", "-fPIC", "-w", "-fno-strict-aliasing"]
 
@@ -107,6 +111,86 @@ def cache_dir() -> Path:
     return path
 
 
+def cache_limit_bytes() -> int:
+    """The build cache cap in bytes ($XPILER_CACHE_MAX_MB, default 4096; 0 means no cap)."""
+    text = os.environ.get("XPILER_CACHE_MAX_MB", "").strip()
+    try:
+        mb = float(text) if text else DEFAULT_CACHE_MAX_MB
+    except ValueError:
+        raise UsageError(f"XPILER_CACHE_MAX_MB={text!r} is not a number of megabytes") from None
+    return max(0, int(mb * (1 << 20)))
+
+
+def prune_cache(limit: int | None = None, *, min_age: float = _PRUNE_MIN_AGE) -> tuple[int, int]:
+    """Delete least-recently-used build products until the cache is under 80% of ``limit``.
+
+    A cache hit refreshes its file's mtime, so mtime order is use order. Files younger than
+    ``min_age`` seconds are kept whatever the size: another process may be about to load one
+    it has just built or found (deleting it would make that run fail). A precompiled prefix is
+    deleted together with its header. Returns (files deleted, bytes freed).
+    """
+    limit = cache_limit_bytes() if limit is None else limit
+    if limit <= 0:
+        return 0, 0
+    root = cache_dir()
+    entries = []
+    total = 0
+    for f in root.iterdir():
+        try:
+            st = f.stat()
+        except OSError:
+            continue                      # removed by a concurrent pruner
+        if not f.is_file():
+            continue
+        total += st.st_size
+        if f.suffix in (".so", ".gch"):
+            entries.append((st.st_mtime, f, st.st_size))
+    if total <= limit:
+        return 0, 0
+    target = int(limit * 0.8)
+    now = time.time()
+    deleted = freed = 0
+    for mtime, f, size in sorted(entries, key=lambda e: e[0]):
+        if total <= target:
+            break
+        if now - mtime < min_age:
+            break                         # everything after this one is younger still
+        victims = [f]
+        if f.suffix == ".gch":
+            victims.append(f.with_suffix(""))        # prefix-<key>.h.gch -> prefix-<key>.h
+        for v in victims:
+            try:
+                vsize = v.stat().st_size
+                v.unlink()
+            except OSError:
+                continue
+            total -= vsize
+            freed += vsize
+            deleted += 1
+    return deleted, freed
+
+
+_fresh_builds = 0
+
+
+def _note_fresh_build() -> None:
+    """Check the cache size every ``_PRUNE_EVERY`` fresh builds of this process (and on the first)."""
+    global _fresh_builds
+    if _fresh_builds % _PRUNE_EVERY == 0:
+        try:
+            prune_cache()
+        except OSError:
+            pass                          # pruning is housekeeping; a build never fails for it
+    _fresh_builds += 1
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
 def _compiler_id() -> str:
     cxx = os.environ.get("CXX", "g++")
     exe = shutil.which(cxx)
@@ -135,7 +219,9 @@ def build(platform: str, source: str, path: str, *, strict: bool, profile: dict)
     key = hashlib.sha256("\0".join([cxx, " ".join(flags), _runtime_digest(include_dirs), unit]).encode()).hexdigest()[:32]
     out = cache_dir() / f"{platform}-{key}.so"
     if out.exists():
+        _touch(out)                       # LRU order for prune_cache
         return out, 0.0, True
+    _note_fresh_build()
     pch = _precompiled_prefix(cxx, flags, include_dirs, unit)
     with tempfile.TemporaryDirectory(prefix="xpiler-build-") as tmp:
         src = Path(tmp) / "unit.cpp"
@@ -194,6 +280,8 @@ def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
             if not header.exists():
                 os.replace(tmp_h, header)
             os.replace(str(tmp_h) + ".gch", gch)
+    else:
+        _touch(gch)
     if not header.exists():
         header.write_text(prefix)
     return header, body

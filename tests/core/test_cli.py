@@ -123,3 +123,17 @@ def test_platform_detection_ignores_comments():
     assert platforms.detect("k.cu", "/* hipMalloc */ __global__ void k() {}") == "cuda"
     assert platforms.detect("k.cu", "hipMalloc(&p, 4);") == "hip"
     assert platforms.detect("k.mlu", "") == "bang"
+
+
+def test_cache_command_reports_and_clears(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XPILER_CACHE_DIR", str(tmp_path))
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "cuda-x.so").write_bytes(b"x" * 2048)
+    assert main(["cache", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["files"] == 1 and info["bytes"] == 2048 and info["cap_bytes"] == 4096 << 20
+    assert main(["cache", "--clear", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["files"] == 0 and info["deleted"] == 1 and info["freed_bytes"] == 2048
+    assert main(["cache", "--prune", "--clear"]) == 2

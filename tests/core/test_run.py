@@ -117,3 +117,36 @@ def test_build_error_carries_compiler_message(tmp_path):
         run_kernel(bad, args=[np.zeros(1, np.float32)], program=Program("vnni", bad.read_text(), str(bad),
                                                                          functions=[f], entry=f))
     assert "undefined_name" in exc.value.detail and "bad.cpp:1" in exc.value.detail
+
+
+def test_build_cache_is_pruned_least_recently_used_first(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from xpiler import run as run_mod
+
+    monkeypatch.setenv("XPILER_CACHE_DIR", str(tmp_path))
+    root = run_mod.cache_dir()
+    now = time.time()
+
+    def put(name, size, age):
+        f = root / name
+        f.write_bytes(b"x" * size)
+        os.utime(f, (now - age, now - age))
+        return f
+
+    oldest = put("cuda-a.so", 400, 9000)
+    gch = put("prefix-k.h.gch", 300, 8000)
+    header = put("prefix-k.h", 10, 8000)
+    recent = put("cuda-b.so", 400, 5000)
+    young = put("cuda-c.so", 400, 5)            # in use by another process: never pruned
+    deleted, freed = run_mod.prune_cache(limit=1000)
+    assert not oldest.exists() and not gch.exists() and not header.exists()
+    assert recent.exists() and young.exists()
+    assert (deleted, freed) == (3, 710)
+    # under the cap nothing is touched; 0 means no cap
+    assert run_mod.prune_cache(limit=1000) == (0, 0)
+    assert run_mod.prune_cache(limit=0) == (0, 0)
+    monkeypatch.setenv("XPILER_CACHE_MAX_MB", "lots")
+    with pytest.raises(errors.UsageError):
+        run_mod.cache_limit_bytes()
