@@ -486,11 +486,20 @@ _ERROR_CLASSES = {"oob": OutOfBoundsAccess, "strict": StrictModeViolation,
                   "abort": KernelRuntimeError}
 
 
+def _host_wrapper(entry) -> str:
+    """An ``extern "C"`` forwarder for a host entry with C++ linkage (its symbol is mangled)."""
+    params = ", ".join(f"{p.type} __xp_a{i}" for i, p in enumerate(entry.params))
+    args = ", ".join(f"__xp_a{i}" for i in range(len(entry.params)))
+    return (f'\nextern "C" __attribute__((visibility("default"), used)) void __xp_host_{entry.name}({params}) '
+            f'{{ {entry.name}({args}); }}\n')
+
+
 def _execute(so: Path, program: Program, entry_params, values, launch, options, timeout, mem_limit,
              path: str) -> tuple[float, list[str], str]:
     entry = program.entry
     is_kernel = entry.kind == "kernel"
-    symbol = f"__xp_kernel_{entry.name}" if is_kernel else entry.name
+    symbol = (f"__xp_kernel_{entry.name}" if is_kernel
+              else entry.name if entry.extern_c else f"__xp_host_{entry.name}")
     buffers = []
     for p, v in zip(entry_params, values):
         if p.kind == "pointer":
@@ -600,7 +609,10 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
                          "function that launches its kernels itself")
     params = program.entry.params
     values = _check_args(program, params, args)
-    so, build_s, cached = build(plat, source, path, strict=strict, profile=prof)
+    unit_source = source
+    if program.entry.kind == "host" and not program.entry.extern_c:
+        unit_source = source + _host_wrapper(program.entry)
+    so, build_s, cached = build(plat, unit_source, path, strict=strict, profile=prof)
     launch_cfg = _launch_struct(plat, launch, prof) if program.entry.kind == "kernel" else _Launch()
     elapsed, warnings, stdout = _execute(so, program, params, values, launch_cfg,
                                          _options(plat, strict, prof), timeout, memory_limit, path)

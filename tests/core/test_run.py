@@ -150,3 +150,23 @@ def test_build_cache_is_pruned_least_recently_used_first(tmp_path, monkeypatch):
     monkeypatch.setenv("XPILER_CACHE_MAX_MB", "lots")
     with pytest.raises(errors.UsageError):
         run_mod.cache_limit_bytes()
+
+
+def test_host_entry_without_extern_c_runs_and_freed_overrun_is_caught(tmp_path):
+    # a host entry with C++ linkage (mangled symbol) gets an extern "C" forwarder
+    src = tmp_path / "slack.cu"
+    text = ("__global__ void past(float *d) { d[threadIdx.x] = 1.0f; }\n"
+            "void run_past(float *out) {\n"
+            "  float *d; cudaMalloc(&d, 5 * sizeof(float));\n"
+            "  past<<<1, THREADS>>>(d);\n"
+            "  cudaMemcpy(out, d, 5 * sizeof(float), cudaMemcpyDeviceToHost);\n"
+            "  cudaFree(d);\n}\n")
+    src.write_text("#define THREADS 5\n" + text)
+    out = np.zeros(5, np.float32)
+    run_kernel(src, args=[out])
+    assert out.tolist() == [1.0] * 5
+    # one thread too many writes into the allocation's slack; the buffer is freed before the
+    # run ends, so the canary must be checked by cudaFree itself
+    src.write_text("#define THREADS 6\n" + text)
+    with pytest.raises(errors.OutOfBoundsAccess, match="when it was freed"):
+        run_kernel(src, args=[np.zeros(5, np.float32)])

@@ -170,6 +170,12 @@ inline Region *find_region(const void *p) {
 inline void guarded_free(void *p) {
   Region *r = find_region(p);
   if (!r || r->user != (char *)p) fail(FAIL_RUNTIME, "free of a pointer that was not allocated on the device (%p)", p);
+  // the slack is checked now: after munmap an overrun of a freed buffer would go unseen
+  char *guard = r->map + r->map_len - page_size();
+  for (char *q = r->user + r->size; q < guard; ++q)
+    if ((unsigned char)*q != kCanary)
+      fail(FAIL_OOB, "out-of-bounds write: %zu byte(s) past the end of %s #%d (%zu bytes), found when it was freed",
+           (size_t)(q - (r->user + r->size)) + 1, r->what, r->id, r->size);
   munmap(r->map, r->map_len);
   r->live = false;
 }
