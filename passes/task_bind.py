@@ -13,7 +13,12 @@ Summary
     128 bytes plus 128 bytes of zeroed slack), the tile computes on NRAM, and written windows
     go back NRAM2GDRAM. Read-only windows that do not move with the tile are loaded once per
     task. Buffers that cannot be staged keep scalar GDRAM accesses. Statements between nests
-    that touch memory run in task 0 of a one-launch kernel; sequential loops containing
+    that touch memory run in task 0 of a one-launch kernel; extent-1 loops around a bound
+    loop (``loop_bind``'s units) become one declaration of their variable at the top of the
+    kernel, and local arrays the dependence test privatised get one copy per task (every
+    iteration overwrites what it reads). Host arrays device code uses become GDRAM buffers
+    the host wrapper allocates with cnrtMalloc and fills from the array; a ``static`` array's
+    values (which persist between calls) are copied back before the buffer is freed; sequential loops containing
     parallel nests stay on the host and launch per iteration; ``#pragma omp`` lines are
     dropped. The host entry keeps the entry's name and parameters and comes from the BANG
     back-end's ``emit_host_entry`` (CNRT queue, cnrtMalloc/cnrtMemcpy sized by
@@ -27,10 +32,16 @@ Requires
        (``nram_bytes - 192 KiB``: 128 KiB stack reserve, 64 KiB for tensorize scratch); with
        symbolic shapes the check runs in the kernel, which falls back to GDRAM accesses
        [XP-TASK-BIND-003].
-    4. Canonical C (platform ``vnni``) without intrinsics, traceable pointers, device-callable
-       calls, no device->host scalars  [XP-TASK-BIND-004].
+    4. Well-formed options: ``extents`` as ``name:count ...``, a known ``profile``
+       [XP-TASK-BIND-004].
     5. ``cores == 4``, ``clusters`` in 1, 2, 4, 8, 16 and at most the profile's clusters
        [XP-TASK-BIND-005].
+    6. Canonical C (platform ``vnni``) without intrinsics, traceable pointers, device-callable
+       calls, no device->host scalars  [XP-TASK-BIND-006].
+    7. Host arrays device code uses can become GDRAM buffers (constant bounds, no pointers,
+       device code takes neither ``sizeof`` nor ``&`` of the whole array) and host pointer
+       locals can be rebased onto them  [XP-TASK-BIND-007].
+    8. Every staged buffer's element type has a known size on the MLU  [XP-TASK-BIND-008].
 Guarantees
     Same outputs on the virtual device in strict mode (directions of every ``__memcpy`` match
     the memory spaces, NRAM within capacity, every copy size > 0); launches use all
@@ -65,8 +76,11 @@ STACK_RESERVE = 128 * 1024         # Cambricon kernels leave this much NRAM to t
 SCRATCH_RESERVE = 64 * 1024        # left for tensorize_bang's scratch buffers
 POOL_NAME = "__xp_pool"
 SCRATCH_PREFIX = "__xp_d_"
+# loop_bind.plan's refusals -> task_bind's codes (XP-BIND-004, the CUDA block size, is an
+# option task_bind does not have: it would be an option out of range)
 _CODE = {"XP-BIND-001": "XP-TASK-BIND-001", "XP-BIND-002": "XP-TASK-BIND-002",
-         "XP-BIND-003": "XP-TASK-BIND-004", "XP-BIND-004": "XP-TASK-BIND-004"}
+         "XP-BIND-003": "XP-TASK-BIND-006", "XP-BIND-004": "XP-TASK-BIND-004",
+         "XP-BIND-005": "XP-TASK-BIND-007"}
 _ELEM_SIZE = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4,
               "double": 8, "long": 8, "long long": 8, "int64_t": 8, "uint64_t": 8,
               "unsigned long": 8, "short": 2, "int16_t": 2, "uint16_t": 2, "unsigned short": 2,
@@ -103,7 +117,10 @@ class _Lowering:
 
     def __init__(self, program, clusters: int, cores: int, profile: str, extents: str = ""):
         self.program = program
-        prof = _profile(profile)
+        try:
+            prof = _profile(profile)
+        except Exception as exc:          # UsageError: no such profile
+            raise TaskBindError("XP-TASK-BIND-004", f"profile option: {exc}") from None
         if cores != 4 or clusters not in (1, 2, 4, 8, 16) or clusters > int(prof["clusters"]):
             raise TaskBindError("XP-TASK-BIND-005", f"launch {clusters} clusters x {cores} cores: "
                                 f"UNIONn needs 4 cores per cluster and n in 1, 2, 4, 8, 16 "
@@ -115,7 +132,7 @@ class _Lowering:
             try:
                 given = loop_bind.parse_extents(extents)
             except ValueError as exc:
-                raise TaskBindError("XP-TASK-BIND-002", str(exc)) from None
+                raise TaskBindError("XP-TASK-BIND-004", f"extents option: {exc}") from None
             # caller-declared counts (a case file's constant shapes) only fill what the host
             # code does not record; the analysis still decides where it can bound an access
             extra = {n: c for n, c in given.items() if n not in hints}
@@ -131,7 +148,7 @@ class _Lowering:
                                 f"that is not counted ({exc})") from None
         if the_plan is None:
             d = problems[0]
-            raise TaskBindError(_CODE.get(d.code, "XP-TASK-BIND-004"),
+            raise TaskBindError(_CODE.get(d.code, "XP-TASK-BIND-006"),
                                 d.message.replace("single-thread GPU program",
                                                   "single-task BANG program"), None)
         self.plan = the_plan
@@ -140,12 +157,10 @@ class _Lowering:
         self.kernels: list[str] = []
         self.stats = {"kernels": 0, "staged": [], "direct": [], "tasks": clusters * cores}
         self.gen = _generator(program)
-        # host arrays device code uses (device temporaries): GDRAM buffers of the same size
+        # host arrays device code uses (device temporaries): GDRAM buffers of the same size,
+        # filled from the host array before the first launch; a ``static`` array's values
+        # persist between calls, so they are copied back when the buffer is released
         self.scratch = dict(getattr(the_plan, "scratch", None) or {})
-        for name, decl in self.scratch.items():
-            if "static" in (decl.storage or []):
-                raise TaskBindError("XP-TASK-BIND-004", f"static host array '{name}' is used "
-                                    "in device code", decl)
         self.host_text = self._lower(the_plan.regions)
 
     def _scratch_alloc(self, name: str) -> str:
@@ -181,7 +196,12 @@ class _Lowering:
                 self.stats["kernels"] += 1
         if mine:         # scratch buffers live as long as the block declaring the host array
             out.append(f"cnrtQueueSync({cnrt_names(self.program.entry.params)['queue']});")
-            out += [f"cnrtFree({SCRATCH_PREFIX}{n});" for n in mine]
+            for n in mine:
+                decl = self.scratch[n]
+                if "static" in (decl.storage or []) and "const" not in (decl.quals or []):
+                    out.append(f"cnrtMemcpy((void *) {n}, {SCRATCH_PREFIX}{n}, sizeof({n}), "
+                               f"CNRT_MEM_TRANS_DIR_DEV2HOST);")
+                out.append(f"cnrtFree({SCRATCH_PREFIX}{n});")
         return "\n".join(out)
 
     def _need_scalars(self, r, texts) -> None:
@@ -211,7 +231,8 @@ class _Lowering:
         count = _expr_text(self.gen, loop_bind._count_ast(lp, info))
         var = self._var_decl(lp, "__xp_t")
         direct_body = _stmt_text(self.gen, loop_bind._clean(body_node))
-        head = [f"const long long __xp_n = {count};",
+        prelude = self._prelude(r)
+        head = prelude + [f"const long long __xp_n = {count};",
                 f"const long long __xp_per = (__xp_n + taskDim - 1) / taskDim;",
                 "const long long __xp_lo = (long long) taskId * __xp_per;",
                 "long long __xp_hi = __xp_lo + __xp_per;",
@@ -219,7 +240,7 @@ class _Lowering:
                 "if (__xp_lo >= __xp_hi) return;"]
         direct_loop = (f"for (long long __xp_t = __xp_lo; __xp_t < __xp_hi; ++__xp_t) {{\n"
                        f"{var}\n{direct_body}\n}}")
-        texts = [count, var, direct_body]
+        texts = [count, var, direct_body] + prelude
         if not staged:
             lines = head + [direct_loop]
             self._need_scalars(r, texts)
@@ -311,6 +332,23 @@ class _Lowering:
         self._need_scalars(r, texts + [staged_body])
         return self._wrap(r, lines)
 
+    def _prelude(self, r) -> list[str]:
+        """Declarations every task needs before its chunk: the variables of the extent-1
+        loops around the bound loop (``loop_bind``'s units: their one value, which window
+        bounds and the body may use) and one copy per task of each privatised array (the
+        verdict proves every iteration overwrites what it reads, so the copy may be reused
+        by the task's iterations; ``static`` and initialisers dropped as in loop_bind)."""
+        out = []
+        for lp in r.units:
+            d = copy.deepcopy(lp.node.init.decls[0])
+            out.append(_stmt_text(self.gen, d))
+        for name, decl in r.private.items():
+            d = copy.deepcopy(decl)
+            d.storage = [x for x in (d.storage or []) if x != "static"]
+            d.init = None
+            out.append(_stmt_text(self.gen, d))
+        return out
+
     def _wrap(self, r, lines) -> str:
         return (f"__mlu_global__ void {r.name}({loop_bind._param_decls(r.params)})\n{{\n"
                 + "\n".join(lines) + "\n}\n")
@@ -318,7 +356,7 @@ class _Lowering:
     def _elem_size(self, name: str) -> int:
         et = " ".join(_elem_type(self.params[name]).split())
         if et not in _ELEM_SIZE:
-            raise TaskBindError("XP-TASK-BIND-004", f"element type '{et}' of '{name}' has no "
+            raise TaskBindError("XP-TASK-BIND-008", f"element type '{et}' of '{name}' has no "
                                 "known size on the MLU")
         return _ELEM_SIZE[et]
 
@@ -431,9 +469,13 @@ def _copy_replace(node, repl: dict):
     requires=("at least one loop without a loop-carried dependence (XP-TASK-BIND-001)",
               "computable access extents for every pointer parameter (XP-TASK-BIND-002)",
               "one iteration's staged windows fit the NRAM pool (XP-TASK-BIND-003)",
+              "well-formed extents and a known profile (XP-TASK-BIND-004)",
+              "cores == 4 and clusters in 1, 2, 4, 8, 16 within the profile (XP-TASK-BIND-005)",
               "canonical C (platform vnni) without intrinsics, traceable pointers, "
-              "device-callable calls, no device->host scalars (XP-TASK-BIND-004)",
-              "cores == 4 and clusters in 1, 2, 4, 8, 16 within the profile (XP-TASK-BIND-005)"),
+              "device-callable calls, no device->host scalars (XP-TASK-BIND-006)",
+              "host arrays / pointer locals used by device code movable to GDRAM "
+              "(XP-TASK-BIND-007)",
+              "staged element types with a known MLU size (XP-TASK-BIND-008)"),
     guarantees=("same outputs on the virtual device (strict mode)",
                 "every launch uses clusters*cores tasks; NRAM within the profile's capacity",
                 "entry name and parameters kept"),

@@ -96,7 +96,7 @@ def test_intrinsics_are_refused():
     prog = parse_file(Path(__file__).parents[2] / "xpiler" / "corpus" / "vnni" / "add_18_128.cpp")
     with pytest.raises(PassRefused) as exc:
         run_pass("task_bind", prog)
-    assert exc.value.diagnostics[0].code == "XP-TASK-BIND-004"
+    assert exc.value.diagnostics[0].code == "XP-TASK-BIND-006"
 
 
 def test_bad_launch_is_refused():
@@ -175,3 +175,39 @@ def test_corpus_sweep_to_bang(src, tmp_path):
         assert rep.written == (rep.status == "verified"), f.name
     print(f"{src}->bang: {ok}/{len(files)} verified, median {statistics.median(times):.1f} s, "
           f"max {max(times):.1f} s")
+
+
+# ------------------------------------------------------------------------------ regressions
+def test_extent_one_loop_variable_is_declared_in_the_kernel(tmp_path):
+    # the kernel binds the inner loop; the window of x names the extent-1 loop's variable
+    _, out, text = _lower("unit_outer")
+    kernel = text.split('extern "C"')[0]
+    assert kernel.index("int o = 0;") < kernel.index("__xp_w0_x")
+    rep = _translate(DATA / "unit_outer.cpp", tmp_path)
+    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
+        [s.to_json() for s in rep.steps]
+
+
+def test_privatised_array_gets_one_copy_per_task(tmp_path):
+    _, out, text = _lower("private_tmp")
+    kernel = text.split('extern "C"')[0]
+    assert "float tmp[16];" in kernel and "__xp_d_tmp" not in text
+    rep = _translate(DATA / "private_tmp.cpp", tmp_path)
+    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
+        [s.to_json() for s in rep.steps]
+
+
+def test_static_host_array_becomes_a_gdram_buffer_copied_back(tmp_path):
+    _, out, text = _lower("static_scratch")
+    host = text.split('extern "C"')[1]
+    assert "cnrtMalloc((void **) (&__xp_d_q), sizeof(q));" in host
+    back = host.index("cnrtMemcpy((void *) q, __xp_d_q, sizeof(q), CNRT_MEM_TRANS_DIR_DEV2HOST)")
+    assert host.index("static_scratch_kernel_k1<<<") < back < host.index("cnrtFree(__xp_d_q)")
+    rep = _translate(DATA / "static_scratch.cpp", tmp_path)
+    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
+        [s.to_json() for s in rep.steps]
+
+
+def test_refusal_codes_are_specific():
+    assert _refusal("add", extents="x") == "XP-TASK-BIND-004"
+    assert _refusal("add", profile="no_such_chip") == "XP-TASK-BIND-004"
