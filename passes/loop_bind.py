@@ -123,6 +123,7 @@ class Region:
     name: str = ""
     block: int = 256
     stride: bool = False
+    sched: object = None                # kernel: loop_bind_blocks.Schedule (levels=2)
 
 
 @dataclass
@@ -142,17 +143,23 @@ def _diag(program, code: str, message: str, node=None) -> Diagnostic:
     return Diagnostic(code, message, coord, pass_name=NAME)
 
 
-def plan(program, block: int = 256, extents: dict | None = None) -> tuple[Plan | None, list[Diagnostic]]:
-    """The lowering plan, or None with the diagnostics that refuse it (legality)."""
+def plan(program, block: int = 256, extents: dict | None = None, levels: int = 1,
+         shared_limit: int = 0) -> tuple[Plan | None, list[Diagnostic]]:
+    """The lowering plan, or None with the diagnostics that refuse it (legality). With
+    ``levels=2`` kernel regions get a two-level schedule (``loop_bind_blocks``) where one
+    applies within ``shared_limit`` bytes of shared memory per block."""
     try:
-        return _plan(program, block, extents), []
+        return _plan(program, block, extents, levels, shared_limit), []
     except BindError as exc:
         return None, [_diag(program, exc.code, exc.message, exc.node)]
 
 
-def _plan(program, block: int, extents: dict | None = None) -> Plan:
+def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
+          shared_limit: int = 0) -> Plan:
     if not 1 <= block <= 1024:
         raise BindError("XP-BIND-004", f"block={block}: CUDA/HIP blocks hold 1..1024 threads")
+    if levels not in (1, 2):
+        raise BindError("XP-BIND-006", f"levels={levels}: 1 (threads) or 2 (blocks x threads)")
     if program.platform != "vnni":
         raise BindError("XP-BIND-003", f"loop_bind lowers canonical C (platform vnni), not "
                         f"{program.platform}: lift the program first")
@@ -185,7 +192,7 @@ def _plan(program, block: int, extents: dict | None = None) -> Plan:
             raise BindError("XP-BIND-002", f"the number of elements of '{name}' the program "
                             "accesses is not computable (non-affine subscript or bound)",
                             acc.node if acc else None)
-    builder = _Planner(program, info, block)
+    builder = _Planner(program, info, block, levels, shared_limit)
     params = [p.name for p in program.entry.params]
     regions = builder.partition(list(info.function.body.block_items or []),
                                 {n: None for n in params})
@@ -306,8 +313,11 @@ def _names(stmts) -> _Names:
 
 
 class _Planner:
-    def __init__(self, program, info: affine.NestInfo, block: int):
+    def __init__(self, program, info: affine.NestInfo, block: int, levels: int = 1,
+                 shared_limit: int = 0):
         self.program, self.info, self.block = program, info, block
+        self.levels, self.shared_limit = levels, shared_limit
+        self.two_level: list = []                  # (kernel name, schedule or reason)
         self.entry = program.entry
         self.pointer_params = {p.name for p in self.entry.params if p.kind == "pointer"}
         self.access_nodes = {id(a.node): a for a in info.accesses}
@@ -512,6 +522,25 @@ class _Planner:
             cont = any(k == "continue" for lp in r.loops for k, _ in lp.escapes)
             r.stride = cont or (symbolic and (len(r.loops) > 1 or wide)) or (
                 count is not None and count > MAX_GRID * r.block)
+            if self.levels == 2:
+                self._two_level(r)
+
+    def _two_level(self, r: Region) -> None:
+        """Give kernel region ``r`` a blocks x threads schedule when one applies (legality of
+        the two-level rewrite: ``loop_bind_blocks.schedule``); else it keeps one level."""
+        from . import loop_bind_blocks as blocks
+        if r.units or r.private:
+            self.two_level.append((r.name, "extent-1 loops or privatised arrays around it"))
+            return
+        try:
+            r.sched = blocks.schedule(r.loops[0], self.info, min(self.block, 1024),
+                                      self.shared_limit)
+        except blocks.NotTwoLevel as exc:
+            self.two_level.append((r.name, str(exc)))
+            return
+        r.loops = r.loops[:1]            # the inner loop of a fused band is scheduled in the body
+        r.block = r.sched.block
+        self.two_level.append((r.name, None))
 
     def _alias_refusal(self, decl: c_ast.Decl, scope, stmts) -> str | None:
         """Legality of rebasing the host pointer local ``decl`` (``const float *a = A + bb *
@@ -949,37 +978,9 @@ def _param_decls(params) -> str:
     return ", ".join(out) or "void"
 
 
-def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
-    from pycparser.c_parser import CParser
-
-    head = f"void {region.name}({_param_decls(region.params)}) {{ }}"
-    try:
-        fdef = CParser().parse(_typedefs(region.params) + head).ext[-1]
-    except Exception:                    # unusual parameter types: refuse, do not guess
-        raise BindError("XP-BIND-003", f"cannot declare kernel parameters "
-                        f"({_param_decls(region.params)})")
-    _strip_coords(fdef)
-    fdef.decl.funcspec = ["__global__"]
-    if region.kind == "single":
-        items = [_clean(s) for s in region.stmts]
-        fdef.body.block_items = items
-        return fdef
-    loops = region.loops
-    body = _clean(loops[-1].node.stmt)
-    decls = []
-    if len(loops) == 1:
-        idx = {"__xp_k0": c_ast.ID("__xp_t")}
-    else:
-        idx = {"__xp_k0": c_ast.BinaryOp("/", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1")),
-               "__xp_k1": c_ast.BinaryOp("%", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1"))}
-        (e1,) = _parse_snippet("const long long __xp_e1 = 0;")
-        e1.init = _count_ast(loops[1], info)
-        decls.append(e1)
-    (n_decl,) = _parse_snippet("const long long __xp_n = 0;")
-    n_decl.init = _count_ast(loops[0], info)
-    if len(loops) == 2:
-        n_decl.init = c_ast.BinaryOp("*", n_decl.init, c_ast.ID("__xp_e1"))
-    decls.append(n_decl)
+def _loop_var_decls(loops, info, idx) -> list:
+    """Declarations of the bound loops' variables from their linear indices ``idx``
+    (``__xp_k0``, ``__xp_k1`` -> index expressions): ``T v = (T) (start + k * step);``."""
     var_decls = []
     for k, lp in enumerate(loops):
         d = copy.deepcopy(lp.node.init.decls[0])
@@ -1000,6 +1001,43 @@ def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
                                       c_ast.IdentifierType(tname.split())))
         d.init = tmpl
         var_decls.append(d)
+    return var_decls
+
+
+def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
+    from pycparser.c_parser import CParser
+
+    head = f"void {region.name}({_param_decls(region.params)}) {{ }}"
+    try:
+        fdef = CParser().parse(_typedefs(region.params) + head).ext[-1]
+    except Exception:                    # unusual parameter types: refuse, do not guess
+        raise BindError("XP-BIND-003", f"cannot declare kernel parameters "
+                        f"({_param_decls(region.params)})")
+    _strip_coords(fdef)
+    fdef.decl.funcspec = ["__global__"]
+    if region.kind == "single":
+        items = [_clean(s) for s in region.stmts]
+        fdef.body.block_items = items
+        return fdef
+    loops = region.loops
+    if region.sched is not None:
+        return _kernel_def_blocks(fdef, region, info)
+    body = _clean(loops[-1].node.stmt)
+    decls = []
+    if len(loops) == 1:
+        idx = {"__xp_k0": c_ast.ID("__xp_t")}
+    else:
+        idx = {"__xp_k0": c_ast.BinaryOp("/", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1")),
+               "__xp_k1": c_ast.BinaryOp("%", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1"))}
+        (e1,) = _parse_snippet("const long long __xp_e1 = 0;")
+        e1.init = _count_ast(loops[1], info)
+        decls.append(e1)
+    (n_decl,) = _parse_snippet("const long long __xp_n = 0;")
+    n_decl.init = _count_ast(loops[0], info)
+    if len(loops) == 2:
+        n_decl.init = c_ast.BinaryOp("*", n_decl.init, c_ast.ID("__xp_e1"))
+    decls.append(n_decl)
+    var_decls = _loop_var_decls(loops, info, idx)
     unit_decls = []
     for name, decl in region.private.items():   # privatised arrays: one copy per iteration
         d = copy.deepcopy(decl)
@@ -1026,6 +1064,23 @@ def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
             "if (__xp_t < __xp_n) { }")
         guard.iftrue = inner
         fdef.body.block_items = decls + [t_decl, guard]
+    return fdef
+
+
+def _kernel_def_blocks(fdef, region: Region, info) -> c_ast.FuncDef:
+    """Kernel body of a two-level region: ``__shared__`` arrays, then a block-strided loop
+    over the bound loop (``for (b = blockIdx.x; b < n; b += gridDim.x)``) whose body is the
+    schedule of ``loop_bind_blocks`` (rewrite; the schedule is the legality)."""
+    from . import loop_bind_blocks as blocks
+    lp = region.loops[0]
+    shared, body = blocks.build(region.sched, _clean)
+    (n_decl, loop) = _parse_snippet(
+        "const long long __xp_n = 0;"
+        "for (long long __xp_b = blockIdx.x; __xp_b < __xp_n; __xp_b += gridDim.x) { }")
+    n_decl.init = _count_ast(lp, info)
+    var_decls = _loop_var_decls([lp], info, {"__xp_k0": c_ast.ID("__xp_b")})
+    loop.stmt = c_ast.Compound(var_decls + body)
+    fdef.body.block_items = shared + [n_decl, loop]
     return fdef
 
 
@@ -1101,9 +1156,12 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None) -> l
         n = c_ast.BinaryOp("*", n, _count_ast(loops[1], info))
     b = region.block
     cap = STRIDE_GRID if region.stride else MAX_GRID
+    per = b                              # iterations per block
+    if region.sched is not None:         # two levels: one block per iteration, block-strided
+        cap, per = STRIDE_GRID, 1
     stmts = _parse_snippet(
         f"const long long __xp_n{k} = 0;"
-        f"if (__xp_n{k} > 0) {{ long long __xp_g{k} = (__xp_n{k} + {b - 1}) / {b};"
+        f"if (__xp_n{k} > 0) {{ long long __xp_g{k} = (__xp_n{k} + {per - 1}) / {per};"
         f" if (__xp_g{k} > {cap}) __xp_g{k} = {cap}; }}")
     stmts[0].init = n
     grid = _dim3(c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
@@ -1145,6 +1203,9 @@ def _launch(kernel: str, grid, block, args):
             "blockIdx.x*blockDim.x+threadIdx.x; host entry via hostgen",
     options={"to": Option(str, "cuda", "target platform: cuda or hip"),
              "block": Option(int, 256, "threads per block (<= 1024)"),
+             "levels": Option(int, 1, "1: one thread per parallel iteration; 2: the outer "
+                              "parallel loop over blocks, its inner parallel loops over the "
+                              "block's threads, its local arrays in __shared__ memory"),
              "extents": Option(str, "", "element counts the entry's caller guarantees, "
                                "'name:count name:count' (the declared interface, e.g. a case "
                                "file's constant shapes); used only where the analysis cannot "
@@ -1161,11 +1222,13 @@ def _launch(kernel: str, grid, block, args):
     introduces=("__global__ kernels", "CUDA/HIP runtime API", "<<<>>> launches",
                 "__xp_d_<array> device scratch buffers for host arrays"),
 ))
-def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = ""):
+def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "",
+              levels: int = 1):
     import platforms
     from xpiler.program import parse_source
 
-    the_plan, problems = plan(program, block, _given_extents(program, extents))
+    the_plan, problems = plan(program, block, _given_extents(program, extents), levels,
+                              _shared_limit(to))
     if the_plan is None:
         from .base import PassRefused
         raise PassRefused(problems[0].message, diagnostics=problems)
@@ -1227,6 +1290,12 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "")
     return parse_source(text, to, _target_path(program.path, to), entry=program.entry.name)
 
 
+def _shared_limit(to: str) -> int:
+    """Static shared memory per block of the target's default profile (bytes)."""
+    from xpiler.resources import profile
+    return int(profile(to).get("shared_mem_bytes") or 0) if to in ("cuda", "hip") else 0
+
+
 def _target_path(path: str, to: str) -> str:
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
     return stem + (".cu" if to == "cuda" else ".hip")
@@ -1234,14 +1303,14 @@ def _target_path(path: str, to: str) -> str:
 
 @loop_bind.legality
 def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256,
-                     extents: str = "") -> list[Diagnostic]:
+                     extents: str = "", levels: int = 1) -> list[Diagnostic]:
     if to not in ("cuda", "hip"):
         return [_diag(program, "XP-BIND-003", f"loop_bind targets cuda or hip, not {to}")]
     try:
         given = _given_extents(program, extents)
     except ValueError as exc:
         return [_diag(program, "XP-BIND-002", str(exc))]
-    the_plan, problems = plan(program, block, given)
+    the_plan, problems = plan(program, block, given, levels, _shared_limit(to))
     if the_plan is None:
         return problems
     try:

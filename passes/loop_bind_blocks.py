@@ -1,0 +1,470 @@
+"""loop_bind_blocks: the two-level schedule of ``loop_bind{levels=2}`` (blocks x threads).
+
+Summary
+    Helper of ``loop_bind`` (not a pass of its own). A kernel region's outermost parallel loop
+    (the BANG task loop of ``task_recovery{form=flat}``, or any outer loop without a
+    loop-carried dependence) becomes a block-strided loop over ``blockIdx.x``; its body is
+    scheduled for the threads of one block:
+
+    - local arrays declared at phase level of the body (the former NRAM buffers) become
+      ``__shared__`` arrays of the block (when they fit the profile's ``shared_mem_bytes``);
+    - loops of the body without a loop-carried dependence (``affine.parallel``, Z3) become
+      thread-strided loops (``for (i = start + threadIdx.x * s; i < n; i += blockDim.x * s)``);
+    - statements that write no memory (scalars, pointer locals, reductions into scalars) run
+      redundantly in every thread (each computes the same block-uniform values);
+    - other statements (stores, ``memcpy``, sequential loops writing memory) run in thread 0
+      (``if (threadIdx.x == 0)``);
+    - ``if`` statements and sequential loops that contain parallel loops are kept as control
+      flow around the phases (their conditions and bounds are block-uniform by construction:
+      every scalar is computed redundantly by all threads);
+    - ``__syncthreads()`` separates phases: before a phase that writes memory when anything
+      was read or written since the last barrier, before a statement that reads memory when
+      anything was written since, at the end of a loop body with phases (and before that
+      loop), and at the end of every block iteration.
+
+    ``schedule`` is the legality (an analysis that returns the schedule or the reason it does
+    not apply); ``build`` is the rewrite (kernel body statements from the schedule).
+Requires
+    1. The bound loop is canonical, with no extent-1 loops around it and no privatised arrays.
+    2. Arrays to share have constant dimensions, no initialiser, no ``static``/``extern``, a
+       name declared once in the kernel, and fit the shared-memory limit together.
+    3. No ``return``/``goto``/label in the body; ``break``/``continue`` only inside a statement
+       that is scheduled as a whole (never across a barrier).
+    4. A statement run by thread 0 assigns no scalar declared outside it (other threads would
+       not see the value); a thread-strided loop assigns none either; a composite loop's
+       header reads no memory.
+    5. At least one loop of the body is thread-strided (else the one-level binding is kept).
+Guarantees
+    Barriers only in block-uniform control flow; no two threads of a block write the same
+    element between two barriers, and no thread reads an element another thread writes
+    between the same two barriers (iterations of a strided loop are independent by proof;
+    statements of thread 0 and redundant reads are fenced by barriers).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from pycparser import c_ast
+
+from . import affine
+
+MIN_BLOCK = 64
+PREFER_THREADS = 64          # bind a parallel loop with inner parallel loops when >= this count
+
+
+class NotTwoLevel(Exception):
+    """The region keeps the one-level binding (reason in the message)."""
+
+
+@dataclass
+class Schedule:
+    items: list                         # tagged tree (see _Scheduler)
+    shared: list                        # (Decl, bytes) hoisted to __shared__
+    thread_loops: list                  # LoopInfo bound to threadIdx.x
+    block: int = 256
+    shared_bytes: int = 0
+    notes: list = field(default_factory=list)
+
+
+class _State:
+    def __init__(self, reads=False, writes=False):
+        self.reads, self.writes = reads, writes
+
+    def copy(self):
+        return _State(self.reads, self.writes)
+
+    def clear(self):
+        self.reads = self.writes = False
+
+    @property
+    def pending(self):
+        return self.reads or self.writes
+
+
+def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
+             shared_limit: int) -> Schedule:
+    """The two-level schedule of the body of ``loop`` (raises NotTwoLevel)."""
+    s = _Scheduler(info, shared_limit)
+    body = loop.node.stmt
+    stmts = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
+    _check_names(loop.node.stmt)
+    st = _State()
+    declared: dict = {}
+    for n in _walk(loop.node):
+        if isinstance(n, c_ast.Decl) and n.name:
+            declared[n.name] = declared.get(n.name, 0) + 1
+    items = s.seq(stmts, st)
+    if st.pending:
+        items.append(("sync",))          # the next block iteration reuses the shared arrays
+    for d, _, _ in s.shared:
+        if declared.get(d.name, 0) != 1:
+            raise NotTwoLevel(f"array '{d.name}' is declared more than once in the kernel")
+    if not s.thread_loops:
+        raise NotTwoLevel("no loop of the body is parallel")
+    counts = [_trip_const(lp) for lp in s.thread_loops]
+    if all(c is not None for c in counts):
+        want = max(counts)
+        block = max(MIN_BLOCK, min(max_block, (want + 31) // 32 * 32))
+    else:
+        block = max_block
+    block = min(block, max_block)
+    return Schedule(items, s.shared, s.thread_loops, block, s.shared_bytes)
+
+
+def _trip_const(lp):
+    lo, hi = affine.to_poly(lp.lo), affine.to_poly(lp.hi)
+    if lo is None or hi is None or not (hi - lo).is_const():
+        return None
+    return max(0, ((hi - lo).value() + abs(lp.step) - 1) // abs(lp.step))
+
+
+def _walk(n):
+    yield n
+    for _, c in n.children():
+        yield from _walk(c)
+
+
+def _check_names(body) -> None:
+    for n in _walk(body):
+        if isinstance(n, (c_ast.Return, c_ast.Goto, c_ast.Label)):
+            raise NotTwoLevel(f"'{type(n).__name__.lower()}' in the loop body")
+
+
+def _escapes(stmt) -> bool:
+    """Does ``stmt`` hold a break/continue that leaves it?"""
+    def walk(n, in_loop, in_switch):
+        if isinstance(n, c_ast.Continue) and not in_loop:
+            return True
+        if isinstance(n, c_ast.Break) and not (in_loop or in_switch):
+            return True
+        loop = isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile))
+        sw = isinstance(n, c_ast.Switch)
+        for name, c in n.children():
+            inner = loop and name == "stmt"
+            if walk(c, in_loop or inner, in_switch or (sw and name == "stmt")):
+                return True
+        return False
+    return walk(stmt, False, False)
+
+
+_PURE = affine.PURE_FUNCTIONS
+
+
+def _effects(node) -> tuple[bool, bool, set, set]:
+    """(reads memory, writes memory, scalars assigned, names declared) of a statement,
+    syntactically and conservatively (a call other than a pure math function reads and writes
+    memory)."""
+    reads = writes = False
+    assigned, declared = set(), set()
+    for n in _walk(node):
+        if isinstance(n, c_ast.Decl) and n.name:
+            declared.add(n.name)
+        elif isinstance(n, c_ast.ArrayRef):
+            reads = True
+        elif isinstance(n, c_ast.UnaryOp) and n.op == "*":
+            reads = True
+        elif isinstance(n, c_ast.StructRef) and n.type == "->":
+            reads = True
+        elif isinstance(n, c_ast.FuncCall):
+            name = n.name.name if isinstance(n.name, c_ast.ID) else None
+            if name not in _PURE:
+                reads = writes = True
+        if isinstance(n, c_ast.Assignment):
+            if isinstance(n.lvalue, c_ast.ID):
+                assigned.add(n.lvalue.name)
+            else:
+                writes = True
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"):
+            if isinstance(n.expr, c_ast.ID):
+                assigned.add(n.expr.name)
+            else:
+                writes = True
+        elif isinstance(n, c_ast.UnaryOp) and n.op == "&":
+            if isinstance(n.expr, c_ast.ID):
+                assigned.add(n.expr.name)      # address taken: may be written through it
+    return reads, writes, assigned, declared
+
+
+class _Scheduler:
+    """Items: ("stmt", node) redundant | ("single", [nodes]) thread 0 | ("par", For, LoopInfo)
+    | ("sync",) | ("if", If, then_items, else_items) | ("loop", For, items) | ("block", items)."""
+
+    def __init__(self, info, shared_limit):
+        self.info, self.shared_limit = info, shared_limit
+        self.shared: list = []
+        self.shared_bytes = 0
+        self.thread_loops: list = []
+        self.verdicts: dict = {}
+        self.arrays = {id(v.decl): v for v in info.locals.values()
+                       if v.kind == "array" and v.decl is not None}
+
+    # -- barriers ------------------------------------------------------------------------
+    @staticmethod
+    def _fence(items, st, reads, writes):
+        if (writes and st.pending) or (reads and st.writes):
+            items.append(("sync",))
+            st.clear()
+        st.reads |= reads
+        st.writes |= writes
+
+    # -- statement lists ------------------------------------------------------------------
+    def seq(self, stmts, st) -> list:
+        items: list = []
+        for s in stmts:
+            self.stmt(s, items, st)
+        return items
+
+    def stmt(self, s, items, st) -> None:
+        if isinstance(s, (c_ast.Pragma, c_ast.EmptyStatement)):
+            return
+        if isinstance(s, c_ast.Decl):
+            return self.decl(s, items, st)
+        if isinstance(s, c_ast.Compound):
+            sub = self.seq(s.block_items or [], st)
+            items.append(("block", sub))
+            return
+        if isinstance(s, c_ast.For) and id(s) in self.info.loop_of:
+            lp = self.info.loop_of[id(s)]
+            strided = self._parallel(s, lp)
+            if strided:
+                count = _trip_const(lp)
+                if self._has_parallel(s.stmt) and (count is None or count < PREFER_THREADS):
+                    attempt = self._try(lambda st2: self._loop(s, st2), st)
+                    if attempt is not None:
+                        items.extend(attempt[0])
+                        st.reads, st.writes = attempt[1].reads, attempt[1].writes
+                        return
+                self._fence(items, st, True, True)
+                items.append(("par", s, lp))
+                self.thread_loops.append(lp)
+                return
+        if isinstance(s, c_ast.For) and self._has_parallel(s.stmt):
+            attempt = self._try(lambda st2: self._loop(s, st2), st)
+            if attempt is not None:
+                items.extend(attempt[0])
+                st.reads, st.writes = attempt[1].reads, attempt[1].writes
+                return
+        if isinstance(s, c_ast.If) and (self._has_parallel(s.iftrue) or
+                                        (s.iffalse is not None and self._has_parallel(s.iffalse))):
+            attempt = self._try(lambda st2: self._if(s, st2), st)
+            if attempt is not None:
+                items.extend(attempt[0])
+                st.reads, st.writes = attempt[1].reads, attempt[1].writes
+                return
+        self.whole(s, items, st)
+
+    def _try(self, fn, st):
+        """Run a composite scheduling attempt on a copy of the state; None if it fails (the
+        scheduler's shared/thread lists are restored)."""
+        saved = (list(self.shared), self.shared_bytes, list(self.thread_loops))
+        st2 = st.copy()
+        try:
+            out = fn(st2)
+        except NotTwoLevel:
+            self.shared, self.shared_bytes, self.thread_loops = saved
+            return None
+        return out, st2
+
+    def whole(self, s, items, st) -> None:
+        if _escapes(s):
+            raise NotTwoLevel("break/continue leaves a statement of the block schedule")
+        reads, writes, assigned, declared = _effects(s)
+        if not writes:
+            self._fence(items, st, reads, False)
+            items.append(("stmt", s))
+            return
+        outer = assigned - declared
+        if outer:
+            raise NotTwoLevel(f"'{sorted(outer)[0]}' is assigned in a statement that writes "
+                              "memory (thread 0 would hold the value alone)")
+        self._fence(items, st, True, True)
+        if items and items[-1][0] == "single":
+            items[-1][1].append(s)
+        else:
+            items.append(("single", [s]))
+
+    def decl(self, d, items, st) -> None:
+        if isinstance(d.type, c_ast.ArrayDecl):
+            var = self.arrays.get(id(d))
+            if var is None or not var.dims or any(not isinstance(x, int) for x in var.dims):
+                raise NotTwoLevel(f"array '{d.name}' has no constant dimensions")
+            if d.init is not None or set(d.storage or []) & {"static", "extern"}:
+                raise NotTwoLevel(f"array '{d.name}' is static or initialised")
+            elem = affine._bytes_of_words(affine._type_names(_base_type(d.type)))
+            if not elem:
+                raise NotTwoLevel(f"array '{d.name}': unknown element size")
+            n = elem
+            for x in var.dims:
+                n *= x
+            if self.shared_bytes + n > self.shared_limit:
+                raise NotTwoLevel(f"shared arrays need more than {self.shared_limit} bytes")
+            self.shared.append((d, n, tuple(var.dims)))
+            self.shared_bytes += n
+            return
+        if set(d.storage or []) & {"static", "extern"}:
+            raise NotTwoLevel(f"'{d.name}' is static")
+        reads, writes, _, _ = _effects(d)
+        if writes:
+            raise NotTwoLevel(f"the initialiser of '{d.name}' writes memory")
+        self._fence(items, st, reads, False)
+        items.append(("stmt", d))
+
+    # -- composites -----------------------------------------------------------------------
+    def _loop(self, s: c_ast.For, st) -> list:
+        if _escapes(s.stmt) or any(isinstance(n, (c_ast.Break, c_ast.Continue))
+                                   for n in _walk(s.stmt)):
+            raise NotTwoLevel("break/continue in a loop with phases")
+        for part in (s.init, s.cond, s.next):
+            if part is None:
+                continue
+            reads, writes, _, _ = _effects(part)
+            if reads or writes:
+                raise NotTwoLevel("a loop header with phases reads memory")
+        items: list = []
+        if st.pending:
+            items.append(("sync",))
+            st.clear()
+        body = s.stmt.block_items or [] if isinstance(s.stmt, c_ast.Compound) else [s.stmt]
+        inner = _State()
+        sub = self.seq(body, inner)
+        if inner.pending:
+            sub.append(("sync",))
+        items.append(("loop", s, sub))
+        st.clear()
+        return items
+
+    def _if(self, s: c_ast.If, st) -> list:
+        reads, writes, assigned, _ = _effects(s.cond)
+        if writes or assigned:
+            raise NotTwoLevel("a condition with side effects")
+        items: list = []
+        self._fence(items, st, reads, False)
+        a, b = st.copy(), st.copy()
+        then = self.seq(_branch(s.iftrue), a)
+        other = self.seq(_branch(s.iffalse), b) if s.iffalse is not None else []
+        items.append(("if", s, then, other))
+        st.reads, st.writes = a.reads or b.reads, a.writes or b.writes
+        return items
+
+    def _has_parallel(self, node) -> bool:
+        for n in _walk(node):
+            if isinstance(n, c_ast.For) and id(n) in self.info.loop_of:
+                lp = self.info.loop_of[id(n)]
+                if self._parallel(n, lp):
+                    return True
+        return False
+
+    def _parallel(self, node, lp) -> bool:
+        if id(lp) not in self.verdicts:
+            self.verdicts[id(lp)] = self._strideable(node, lp) and \
+                affine.parallel(self.info, lp).parallel
+        return self.verdicts[id(lp)]
+
+    @staticmethod
+    def _strideable(s: c_ast.For, lp) -> bool:
+        """``for (T i = a; i < b; i += s)`` (or ``<=``; ``++i``) with a positive step, and
+        a body that assigns no scalar declared outside the loop."""
+        if not lp.canonical or lp.escapes or lp.unknown_calls or lp.step <= 0:
+            return False
+        if not (isinstance(s.init, c_ast.DeclList) and len(s.init.decls) == 1 and
+                s.init.decls[0].name == lp.var and s.init.decls[0].init is not None):
+            return False
+        c = s.cond
+        if not (isinstance(c, c_ast.BinaryOp) and c.op in ("<", "<=") and
+                isinstance(c.left, c_ast.ID) and c.left.name == lp.var):
+            return False
+        if _escapes(s.stmt):
+            return False
+        _, _, assigned, declared = _effects(s.stmt)
+        if (assigned - declared) - {lp.var}:
+            return False
+        if lp.var in assigned:
+            return False
+        return True
+
+
+def _branch(stmt) -> list:
+    """Statements of an if branch (a block's items: the branch is its own scope anyway)."""
+    return (stmt.block_items or []) if isinstance(stmt, c_ast.Compound) else [stmt]
+
+
+def _base_type(t):
+    while isinstance(t, c_ast.ArrayDecl):
+        t = t.type
+    return t
+
+
+# ------------------------------------------------------------------------------ rewrite
+def build(sched: Schedule, clean) -> tuple[list, list]:
+    """(shared declarations, body statements) of the schedule; ``clean`` deep-copies a source
+    statement (dropping OpenMP pragmas)."""
+    hoisted = {id(d) for d, _, _ in sched.shared}
+    shared = []
+    for d, _, dims in sched.shared:
+        nd = clean(d)
+        nd.storage = ["__shared__"] + [x for x in (nd.storage or []) if x != "__shared__"]
+        t = nd.type
+        for x in dims:                    # constant bounds (a bound may name a body local)
+            t.dim = c_ast.Constant("int", str(x))
+            t = t.type
+        shared.append(nd)
+    return shared, _items(sched.items, clean, hoisted)
+
+
+def _sync():
+    return c_ast.FuncCall(c_ast.ID("__syncthreads"), None)
+
+
+def _tid(name: str):
+    return c_ast.StructRef(c_ast.ID(name), ".", c_ast.ID("x"))
+
+
+def _items(items, clean, hoisted) -> list:
+    out = []
+    for it in items:
+        tag = it[0]
+        if tag == "sync":
+            out.append(_sync())
+        elif tag == "stmt":
+            out.append(clean(it[1]))
+        elif tag == "single":
+            body = c_ast.Compound([clean(s) for s in it[1]])
+            cond = c_ast.BinaryOp("==", _tid("threadIdx"), c_ast.Constant("int", "0"))
+            out.append(c_ast.If(cond, body, None))
+        elif tag == "par":
+            out.append(_strided(clean(it[1]), it[2]))
+        elif tag == "block":
+            out.append(c_ast.Compound(_items(it[1], clean, hoisted)))
+        elif tag == "if":
+            src = it[1]
+            then = c_ast.Compound(_items(it[2], clean, hoisted))
+            other = c_ast.Compound(_items(it[3], clean, hoisted)) if src.iffalse is not None else None
+            out.append(c_ast.If(copy.deepcopy(src.cond), then, other))
+        elif tag == "loop":
+            src = it[1]
+            loop = c_ast.For(copy.deepcopy(src.init), copy.deepcopy(src.cond),
+                             copy.deepcopy(src.next),
+                             c_ast.Compound(_items(it[2], clean, hoisted)))
+            out.append(loop)
+    return out
+
+
+def _strided(loop: c_ast.For, lp) -> c_ast.For:
+    """``for (T i = a; i < b; i += s)`` -> ``for (T i = a + (T) threadIdx.x * s; i < b;
+    i += (T) blockDim.x * s)``."""
+    d = loop.init.decls[0]
+    tnames = affine._type_names(d.type)
+
+    def typed(e):
+        return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+            None, [], None, c_ast.IdentifierType(list(tnames)))), e)
+
+    def scaled(e):
+        return e if lp.step == 1 else c_ast.BinaryOp("*", e, c_ast.Constant("int", str(lp.step)))
+
+    d.init = c_ast.BinaryOp("+", c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+        None, [], None, c_ast.IdentifierType(list(tnames)))), d.init),
+        scaled(typed(_tid("threadIdx"))))
+    loop.next = c_ast.Assignment("+=", c_ast.ID(lp.var), scaled(typed(_tid("blockDim"))))
+    return loop
