@@ -5,7 +5,11 @@
 What it establishes
     The smallest scalar values (integer scalars all take the same candidate value, tried in
     ``CANDIDATES`` order, smallest first) for which every access of the entry stays inside the
-    host allocations, and the element count of every pointer argument at those values.
+    host allocations, and the element count of every pointer argument at those values. With
+    two or more integer scalars, distinct values derived from that candidate ``c`` are tried
+    next (doubling: ``c, 2c, 4c, ...`` in parameter order; then alternating ``c, 2c, c, ...``)
+    and kept when the source runs on them in bounds and writes its outputs: equal sizes hide
+    swapped dimensions (a square gemm verifies a kernel that mixes up M and N).
 
 How
     1. Pointer sizes. Each pointer parameter's element count is, in order of trust:
@@ -221,18 +225,20 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                   and p.dtype in ("int32", "int64", "uint32", "uint64")]
     modes = ("indices", "random") if int_inputs else ("random",)
     outs = [p for p in program.params if p.kind == "pointer" and p.role in ("output", "inout")]
-    safe, slow = None, None
-    for v in values:
-        if slow is not None and v >= slow:
-            inf.tried.append({"value": v, "outcome": f"skipped: value {slow} already timed out"})
-            continue
-        scalars = {p.name: fixed[p.name] if p.name in fixed else
-                   (int(v) if _int_scalar(p) else (1 if p.dtype == "bool" else FLOAT_VALUE))
-                   for p in program.params if p.kind == "scalar"}
+    free_ints = [p.name for p in program.params if _int_scalar(p) and p.name not in fixed]
+
+    def scalars_for(assign: dict) -> dict:
+        return {p.name: fixed[p.name] if p.name in fixed else
+                (int(assign[p.name]) if _int_scalar(p) else (1 if p.dtype == "bool" else FLOAT_VALUE))
+                for p in program.params if p.kind == "scalar"}
+
+    def attempt(scalars: dict, v: int, tag: str = ""):
+        """One guarded run per argument mode: ("ok" | "degenerate" | "failed" | "timeout" |
+        "fatal", (scalars, sizes, inputs) or None); the outcome is recorded in ``inf.tried``."""
         sizes, why = candidate_sizes(program, rules, scalars, v)
         if sizes is None:
-            inf.tried.append({"value": v, "outcome": f"rejected: {why}"})
-            continue
+            inf.tried.append({"value": v, "outcome": f"rejected{tag}: {why}"})
+            return "failed", None
         static = f" ({why})" if why else ""
         for mode in modes:
             rng = np.random.default_rng(seed)
@@ -251,27 +257,50 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                 run_kernel(path, args=args, program=program, timeout=timeout,
                            launch=launch if program.entry.kind == "kernel" else None)
             except KernelRuntimeError as exc:
-                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}{label}{static}"})
+                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}{label}{static}"})
                 if isinstance(exc, KernelTimeout):   # larger values will not be faster
-                    slow = v
-                    break
+                    return "timeout", None
                 continue
             except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
-                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}: {exc.message}"})
+                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}"})
                 inf.reason = f"the source does not run on the virtual device: {exc.message}"
-                return inf
+                return "fatal", None
             changed = any(not np.array_equal(a, b, equal_nan=True)
                           for p, a, b in zip(program.params, args, before) if p in outs)
-            result = (scalars, sizes, before)
             if changed or not outs:
-                inf.tried.append({"value": v, "outcome": f"ok{label}{static}"})
+                inf.tried.append({"value": v, "outcome": f"ok{tag}{label}{static}"})
+                return "ok", (scalars, sizes, before)
+            inf.tried.append({"value": v, "outcome": f"ran in bounds but wrote no output (degenerate){tag}{label}"})
+            return "degenerate", (scalars, sizes, before)
+        return "failed", None
+
+    safe, slow, found = None, None, None
+    for v in values:
+        if slow is not None and v >= slow:
+            inf.tried.append({"value": v, "outcome": f"skipped: value {slow} already timed out"})
+            continue
+        outcome, result = attempt(scalars_for({n: v for n in free_ints}), v)
+        if outcome == "fatal":
+            return inf
+        if outcome == "timeout":
+            slow = v
+        if result is not None:
+            safe = safe or result
+        if outcome == "ok":
+            safe, found = result, v
+            break
+    if found is not None and len(free_ints) > 1:
+        # Equal sizes hide transposed or swapped dimensions (a square gemm verifies a kernel
+        # that mixes up M and N): prefer distinct values when the source runs on them too.
+        for pattern in ("doubling", "alternating"):
+            assign = {n: found * (2 ** i if pattern == "doubling" else 1 + i % 2) for i, n in enumerate(free_ints)}
+            outcome, result = attempt(scalars_for(assign), found, f" [distinct values, {pattern}]")
+            if outcome == "fatal":   # cannot happen after a successful run; keep the uniform one
+                inf.reason = ""
+                break
+            if outcome == "ok":
                 safe = result
                 break
-            inf.tried.append({"value": v, "outcome": f"ran in bounds but wrote no output (degenerate){label}"})
-            safe = safe or result
-            break
-        if safe is not None and inf.tried[-1]["outcome"].startswith("ok"):
-            break
     if safe is None:
         last = inf.tried[-1]["outcome"] if inf.tried else "no candidate values"
         extra = " (pointer sizes unknown to the analysis: " + ", ".join(r.pointer for r in rules if r.fallback) + ")" \

@@ -89,10 +89,13 @@ def test_vnni_extents_come_from_the_affine_analysis(tmp_path):
     src = _write(tmp_path, "rowsum.cpp", ROWSUM_VNNI)
     inf = infer_inputs(parse_file(src), src)
     assert inf.ok, inf.reason
-    assert inf.scalars == {"m": 16, "n": 16}
+    # 16 works for both; distinct values (16, 32) run too and are preferred: a square shape
+    # would hide a translation that swaps m and n
+    assert inf.scalars == {"m": 16, "n": 32}
+    assert [t["outcome"].split(" (")[0] for t in inf.tried] == ["ok", "ok [distinct values, doubling]"]
     rules = {r.pointer: r for r in inf.rules}
     assert rules["a"].extent == "m * n" and rules["out"].extent == "m" and not rules["a"].fallback
-    assert inf.sizes == {"a": 256, "out": 16}
+    assert inf.sizes == {"a": 512, "out": 16}
 
 
 def test_analysed_extent_beyond_the_loop_bound(tmp_path):
@@ -131,8 +134,8 @@ def test_translate_uses_inferred_inputs(tmp_path, capsys):
     assert main(["translate", str(src), "--to", "cuda", "-o", str(out), "--report", str(rep)]) == 0, \
         capsys.readouterr().err
     report = json.loads(rep.read_text())
-    assert report["status"] == "verified" and report["inputs"].startswith("inferred inputs: m=16, n=16")
-    assert report["inference"]["ok"] and report["inference"]["sizes"] == {"a": 256, "out": 16}
+    assert report["status"] == "verified" and report["inputs"].startswith("inferred inputs: m=16, n=32")
+    assert report["inference"]["ok"] and report["inference"]["sizes"] == {"a": 512, "out": 16}
 
 
 def test_translate_without_any_inputs_is_unverified_and_says_why(tmp_path, capsys):
