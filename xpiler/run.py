@@ -282,8 +282,11 @@ def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
             os.replace(str(tmp_h) + ".gch", gch)
     else:
         _touch(gch)
-    if not header.exists():
-        header.write_text(prefix)
+    if not header.exists():          # atomically: a concurrent build may be reading it
+        fd, tmp_name = tempfile.mkstemp(prefix=header.name, dir=cache_dir())
+        with os.fdopen(fd, "w") as f:
+            f.write(prefix)
+        os.replace(tmp_name, header)
     return header, body
 
 
