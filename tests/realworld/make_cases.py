@@ -31,6 +31,11 @@ def S(name, value, dtype="int32"):
     return {"name": name, "dtype": dtype, "role": "scalar", "value": value}
 
 
+def BL(clusters, cores, type_):
+    """A BANG launch (kernel-only .mlu files): clusters x cores tasks of function type ``type_``."""
+    return {"clusters": clusters, "cores": cores, "type": type_}
+
+
 def L(grid, block, shmem=0):
     g = list(grid) + [1] * (3 - len(grid))
     b = list(block) + [1] * (3 - len(block))
@@ -113,6 +118,38 @@ CASES = {
     "hip/rmsnorm_template.hip": dict(op="rmsnorm", args=[5, 260], params=[
         T("x", [5, 260], "x"), T("w", [260], "weight"), O("y", [5, 260], "out"),
         S("rows", 5), S("hidden", 260)]),
+    # ------------------------------------------------------------------ BANG
+    "bang/add_pingpong.mlu": dict(op="add", args=[5, 1000], params=[
+        T("a", [5, 1000], "x"), T("b", [5, 1000], "y"), O("c", [5, 1000], "out"), S("n", 5000)]),
+    "bang/relu_half_block.mlu": dict(op="relu", args=[2000], params=[
+        T("x", [2000], "x", dtype="float16"), O("y", [2000], "out", dtype="float16"), S("num", 2000)]),
+    # __bang_active_gelup returns -5.96e-8 for x < -3.875 (BG §3.22), where GELU is down to -2.1e-4
+    "bang/gelu_active.mlu": dict(op="gelu", args=[4, 1500], attrs={
+        "approximate": "none", "tolerance": {"rtol": 1e-4, "atol": 2.5e-4}}, params=[
+        T("x", [4, 1500], "x"), O("y", [4, 1500], "out"), S("len", 6000)]),
+    "bang/softmax_rows.mlu": dict(op="softmax", args=[10, 200], params=[
+        T("x", [10, 200], "x"), O("y", [10, 200], "out"), S("rows", 10), S("cols", 200)]),
+    "bang/layernorm_rows.mlu": dict(op="layernorm", args=[9, 100], params=[
+        T("x", [9, 100], "x"), T("gamma", [100]), T("beta", [100]), O("y", [9, 100], "out"),
+        S("n", 9), S("c", 100)]),
+    "bang/rmsnorm_sumpool.mlu": dict(op="rmsnorm", args=[40, 192], attrs={"eps": 1e-6}, params=[
+        T("x", [40, 192], "x"), T("w", [192], "weight"), O("out", [40, 192], "out"), S("rows", 40)]),
+    "bang/rowsum_sram.mlu": dict(op="sum", args=[13, 300], params=[
+        T("x", [13, 300], "x"), O("out", [13], "out"), S("rows", 13), S("cols", 300)]),
+    "bang/maxpool_band.mlu": dict(op="maxpool", args=[2, 11, 11, 16, 3, 3, 2, 2], params=[
+        T("x", [2, 11, 11, 16], "x"), O("y", [2, 5, 5, 16], "out"), S("N", 2), S("H", 11), S("W", 11),
+        S("C", 16), S("KH", 3), S("KW", 3), S("SH", 2), S("SW", 2)]),
+    "bang/matmul_wram.mlu": dict(op="gemm", args=[30, 40, 24], params=[
+        T("A", [30, 40]), T("B", [40, 24]), O("C", [30, 24]), S("M", 30), S("K", 40), S("N", 24)]),
+    "bang/dense_mlp.mlu": dict(op="dense", args=[10, 48, 80], launch=BL(1, 4, "union1"), params=[
+        T("X", [10, 48]), T("W", [80, 48]), T("bias", [80]), O("out", [10, 80]), S("batch", 10)]),
+    "bang/transpose_strided.mlu": dict(op="transpose", args=[50, 36], params=[
+        T("in", [50, 36], "x"), O("out", [36, 50], "out"), S("height", 50), S("width", 36)]),
+    "bang/concat_strided.mlu": dict(op="concat", args=[22, 40], attrs={"axis": 1, "num_inputs": 2}, params=[
+        T("x0", [22, 40]), T("x1", [22, 40]), O("out", [22, 80]), S("rows", 22), S("cols", 40)]),
+    "bang/gather_rows.mlu": dict(op="gather", args=[50, 96], attrs={"axis": 0, "mode": "take", "num_indices": 37},
+                                 params=[T("table", [50, 96], "data"), T("indices", [37], dtype="int32"),
+                                         O("out", [37, 96]), S("vocab", 50), S("num_idx", 37)]),
 }
 
 
