@@ -993,20 +993,38 @@ def _split_var_plus(e, name, walker) -> IR:
     return None
 
 
+def _const_ir(ir) -> int | None:
+    """Value of an IR built from integer constants only (``256u * 4u`` -> 1024), else None."""
+    if not ir:
+        return None
+    tag = ir[0]
+    if tag == "c":
+        return ir[1]
+    if tag == "neg":
+        a = _const_ir(ir[1])
+        return None if a is None else -a
+    if tag in ("+", "-", "*"):
+        a, b = _const_ir(ir[1]), _const_ir(ir[2])
+        if a is None or b is None:
+            return None
+        return a + b if tag == "+" else a - b if tag == "-" else a * b
+    return None
+
+
 def _step_of(nxt, name, walker) -> int | None:
     match nxt:
         case c_ast.UnaryOp(op=op, expr=c_ast.ID(name=n)) if n == name:
             return 1 if op in ("++", "p++") else -1 if op in ("--", "p--") else None
         case c_ast.Assignment(op=op, lvalue=c_ast.ID(name=n), rvalue=r) if n == name:
             if op in ("+=", "-="):
-                c = walker.ir(r)
-                if c is not None and c[0] == "c":
-                    return c[1] if op == "+=" else -c[1]
+                c = _const_ir(walker.ir(r))
+                if c is not None:
+                    return c if op == "+=" else -c
             if op == "=" and isinstance(r, c_ast.BinaryOp) and r.op in ("+", "-"):
                 if _is_var(r.left, name):
-                    c = walker.ir(r.right)
-                    if c is not None and c[0] == "c":
-                        return c[1] if r.op == "+" else -c[1]
+                    c = _const_ir(walker.ir(r.right))
+                    if c is not None:
+                        return c if r.op == "+" else -c
     return None
 
 
@@ -1154,8 +1172,13 @@ def _loop_constraints(enc: _Enc, loops) -> list:
     out = []
     for lp in loops:
         v = enc.e(("v", lp.uid))
-        out += [enc.e(lp.lo) <= v, v < enc.e(lp.hi)]
-        if abs(lp.step) > 1:
+        # a loop the walker could not count (``lo``/``hi`` unknown) constrains nothing: leaving
+        # its variable free over-approximates the iteration space, so a proof stays sound
+        if lp.lo is not None:
+            out.append(enc.e(lp.lo) <= v)
+        if lp.hi is not None:
+            out.append(v < enc.e(lp.hi))
+        if abs(lp.step) > 1 and lp.start is not None:
             out.append((v - enc.e(lp.start)) % abs(lp.step) == 0)
     del z3
     return out
@@ -1196,9 +1219,23 @@ def parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000,
         private = privatizable(info, loop, timeout_ms)
         if not private:
             return v
-        w = _parallel(info, loop, timeout_ms, private)
+        w = _guarded_parallel(info, loop, timeout_ms, private)
         return Verdict(True, private=frozenset(private)) if w.parallel else w
-    return _parallel(info, loop, timeout_ms, set())
+    return _guarded_parallel(info, loop, timeout_ms, set())
+
+
+# the analysis must never crash a pass: an IR shape the encoder or the polynomial code does not
+# handle is a refusal (dependence unknown = dependent), never an exception
+_ANALYSIS_ERRORS = (TypeError, ValueError, IndexError, KeyError, AttributeError,
+                    ZeroDivisionError, RecursionError)
+
+
+def _guarded_parallel(info: NestInfo, loop: LoopInfo, timeout_ms: int, private: set) -> Verdict:
+    try:
+        return _parallel(info, loop, timeout_ms, private)
+    except _ANALYSIS_ERRORS + (_z3().Z3Exception,) as exc:
+        return Verdict(False, "XP-BIND-003", f"the dependence analysis of loop '{loop.var}' "
+                       f"cannot model it ({type(exc).__name__}: {exc})", loop.node)
 
 
 def privatizable(info: NestInfo, loop: LoopInfo, timeout_ms: int = 3000) -> set[str]:
@@ -1573,6 +1610,8 @@ def ir_c_text(ir) -> str | None:
 
 
 def to_poly(ir) -> Poly | None:
+    if not ir:
+        return None                    # unknown (a bound of a loop that is not counted)
     tag = ir[0]
     if tag == "c":
         return Poly.const(ir[1])
@@ -1897,7 +1936,10 @@ def extents(info: NestInfo) -> dict[str, object]:
     for acc in info.accesses:
         if not acc.is_param or acc.buffer in failed:
             continue
-        m = _max_index(acc, buffer_elem_bytes(info, acc.buffer) if acc.width else None)
+        try:
+            m = _max_index(acc, buffer_elem_bytes(info, acc.buffer) if acc.width else None)
+        except _ANALYSIS_ERRORS + (_z3().Z3Exception,):
+            m = None                      # not analysable: the extent is unknown (refusal)
         if m is None:
             failed.add(acc.buffer)
             continue

@@ -186,3 +186,29 @@ def test_struct_field_stores_write_the_struct():
     assert not info.problems and affine.parallel(info, info.loops[0]).parallel
     shared = _info("struct P { float a; } v; for (int i = 0; i < n; ++i) { v.a = x[i]; out[i] = v.a; }")
     assert not affine.parallel(shared, shared.loops[0]).parallel
+
+
+def test_grid_stride_nest_is_analysed_without_crashing():
+    # lifted grid-stride loop: the step is a constant product (256u * 4u) and the start depends
+    # on the enclosing block/thread loops; the analysis proves the block loop parallel
+    info = _info("""
+  for (unsigned int b = 0; b < 4u; ++b)
+    for (unsigned int t = 0; t < 256u; ++t)
+      for (int i = b * 256u + t; i < n; i += 256u * 4u)
+        out[i] = x[i] * 2.0f;""")
+    v = dict(_verdicts(info))
+    assert v["b"].parallel and v["t"].parallel
+    assert info.loops[2].canonical and info.loops[2].step == 1024
+
+
+def test_loop_that_is_not_counted_is_a_refusal_not_a_crash():
+    # the inner loop cannot be counted (data-dependent step): dependence tests over accesses
+    # inside it must answer (here: conservatively), never raise
+    info = _info("""
+  for (int b = 0; b < 4; ++b)
+    for (int i = b; i < n; i += (int) x[0])
+      out[i] = x[i];""")
+    v = dict(_verdicts(info))
+    assert not v["b"].parallel and v["b"].code in ("XP-BIND-001", "XP-BIND-003")
+    assert not v["i"].parallel
+    assert affine.extents(info)["out"] is None

@@ -1,0 +1,339 @@
+"""loop_normalize: grid-stride loop nests of lifted GPU code -> one counted loop.
+
+Summary
+    The GPU lift turns a grid-stride (or block-stride) loop
+
+    ``for (i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)``
+
+    into a nest over the lifted blocks and threads around a strided loop::
+
+        for (unsigned b = 0; b < B; ++b)
+          for (unsigned t = 0; t < T; ++t)
+            for (int i = b * T + t; i < n; i += T * B) body(i);
+
+    The loop variables ``v1 .. vk`` of the enclosing loops (constant extents ``C1 .. Ck``)
+    enter the start as a mixed-radix number ``sum(w_j * v_j)`` whose weights, in increasing
+    order, are ``1, C_a, C_a*C_b, ...`` and whose stride is the product of all extents ``S``.
+    Then ``(v1, .., vk) -> start`` is a bijection onto ``[0, S)`` and the values taken by
+    ``i`` over the whole nest are exactly ``{0 <= i < n}``, each once: the nest runs the same
+    set of ``body(i)`` instances as ``for (int i = 0; i < n; ++i) body(i)``, only in another
+    order. The rewrite is made when the dependence analysis (``passes.affine``) proves that
+    the new loop carries no dependence, i.e. that the order of the instances does not matter.
+    ``task_bind`` / ``loop_bind`` then see a plain counted loop they can split across all
+    tasks (threads) and stage in contiguous tiles.
+Requires
+    1. The program has an entry function definition  [XP-LOOP-NORMALIZE-001].
+    2. A nest of counted loops ``for (v = 0; v < C; ++v)`` (``C`` a constant > 0, ``v`` not
+       written in the nest) whose innermost body is, besides side-effect-free declarations
+       used only by the start, one loop ``for (T i = start; i < N; i += S)`` with ``start``
+       the mixed-radix combination above of *all* the nest variables, ``S`` their total
+       extent, ``N`` free of ``i``, of the nest variables and of names the body writes, and a
+       body that does not mention the nest variables or those declarations, writes neither
+       ``i`` nor ``N``'s names and does not leave the loop early (break, return, goto)
+       [XP-LOOP-NORMALIZE-002].
+    3. The dependence analysis proves that the resulting counted loop carries no dependence
+       [XP-LOOP-NORMALIZE-003].
+Guarantees
+    Same outputs on the virtual device: the same instances of the body run, each once, and
+    their order is proved not to matter. Nests that do not match, or whose reordering is not
+    proved, are left unchanged.
+Example
+    ``for (b < 4u) for (t < 256u) for (int i = b * 256u + t; i < n; i += 256u * 4u) out[i] =
+    x[i];`` -> ``for (int i = 0; i < n; ++i) out[i] = x[i];``
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+from pycparser import c_ast
+
+from . import affine, canon
+from .base import PassInfo, PassRefused, register
+from .unit_loops import const_int
+
+NAME = "loop_normalize"
+
+
+# ------------------------------------------------------------------------------ matching
+def _counted(s) -> tuple[str, int] | None:
+    """(variable, constant extent) of ``for (T v = 0; v < C; ++v)``, else None."""
+    if not isinstance(s, c_ast.For) or not isinstance(s.init, c_ast.DeclList) or \
+            len(s.init.decls) != 1:
+        return None
+    d = s.init.decls[0]
+    if d.init is None or const_int(d.init) != 0 or not isinstance(d.type, c_ast.TypeDecl):
+        return None
+    v = d.name
+    c = s.cond
+    if not (isinstance(c, c_ast.BinaryOp) and c.op == "<" and isinstance(c.left, c_ast.ID) and
+            c.left.name == v):
+        return None
+    n = const_int(c.right)
+    nxt = s.next
+    if n is None or n <= 0 or not (isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++") and
+                                   isinstance(nxt.expr, c_ast.ID) and nxt.expr.name == v):
+        return None
+    return v, n
+
+
+def _linear(e, decls: dict, depth: int = 0) -> dict | None:
+    """``e`` as ``{name: coefficient, "": constant}`` over plain names (declarations in
+    ``decls`` expanded), integer constants only; None if not of that form."""
+    if depth > 32:
+        return None
+    c = const_int(e)
+    if c is not None:
+        return {"": c}
+    match e:
+        case c_ast.ID(name=n):
+            if n in decls:
+                return _linear(decls[n], decls, depth + 1)
+            return {n: 1}
+        case c_ast.Cast(to_type=tt, expr=x):
+            words = canon.type_words(tt.type)
+            if isinstance(tt.type, c_ast.TypeDecl) and words and \
+                    all(w in ("int", "unsigned", "signed", "long") for w in words):
+                return _linear(x, decls, depth + 1)
+            return None
+        case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-"):
+            a, b = _linear(l, decls, depth + 1), _linear(r, decls, depth + 1)
+            if a is None or b is None:
+                return None
+            out = dict(a)
+            for k, v in b.items():
+                out[k] = out.get(k, 0) + (v if op == "+" else -v)
+            return out
+        case c_ast.BinaryOp(op="*", left=l, right=r):
+            a, b = _linear(l, decls, depth + 1), _linear(r, decls, depth + 1)
+            if a is None or b is None:
+                return None
+            if set(a) == {""}:
+                a, b = b, a
+            if set(b) != {""}:
+                return None                 # product of two variables
+            return {k: v * b[""] for k, v in a.items()}
+    return None
+
+
+def _step(nxt, var: str) -> int | None:
+    match nxt:
+        case c_ast.Assignment(op="+=", lvalue=c_ast.ID(name=n), rvalue=r) if n == var:
+            return const_int(r)
+        case c_ast.Assignment(op="=", lvalue=c_ast.ID(name=n),
+                              rvalue=c_ast.BinaryOp(op="+", left=c_ast.ID(name=m), right=r)) \
+                if n == var and m == var:
+            return const_int(r)
+    return None
+
+
+def _bound(cond, var: str):
+    """The bound expression of ``var < N`` / ``var <= N`` / ``N > var`` / ``N >= var``."""
+    if not isinstance(cond, c_ast.BinaryOp):
+        return None
+    if cond.op in ("<", "<=") and isinstance(cond.left, c_ast.ID) and cond.left.name == var:
+        return cond.right
+    if cond.op in (">", ">=") and isinstance(cond.right, c_ast.ID) and cond.right.name == var:
+        return cond.left
+    return None
+
+
+def _leaves_early(body) -> bool:
+    """break (at the loop's own level), return, goto or a label anywhere in ``body``."""
+    def go(n, nested: bool) -> bool:
+        if isinstance(n, (c_ast.Return, c_ast.Goto, c_ast.Label)):
+            return True
+        if isinstance(n, c_ast.Break) and not nested:
+            return True
+        inner = nested or isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch))
+        return any(go(c, inner) for _, c in n.children())
+    return go(body, False)
+
+
+class Match:
+    """One grid-stride nest: the outer ``For`` to replace and the strided loop it becomes."""
+
+    def __init__(self, outer, inner, radix):
+        self.outer, self.inner, self.radix = outer, inner, radix
+
+
+def match(s) -> Match | None:
+    """The grid-stride nest rooted at statement ``s`` (see the module docstring), else None."""
+    nest: list[tuple[str, int]] = []
+    cur = s
+    decls: dict = {}
+    while True:
+        got = _counted(cur)
+        if got is None:
+            break
+        nest.append(got)
+        items = canon.as_items(cur.stmt)
+        if len(items) == 1 and _counted(items[0]) is not None:
+            cur = items[0]
+            continue
+        # innermost nest level: pure declarations, then the strided loop
+        *pre, last = items if items else [None]
+        if not isinstance(last, c_ast.For):
+            return None
+        for d in pre:
+            if not (isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.TypeDecl) and
+                    d.init is not None and not canon.has_side_effects(d.init) and d.name):
+                return None
+            decls[d.name] = d.init
+        inner = last
+        break
+    else:
+        return None
+    if not nest or not isinstance(inner, c_ast.For) or not isinstance(inner.init, c_ast.DeclList) \
+            or len(inner.init.decls) != 1:
+        return None
+    d = inner.init.decls[0]
+    if d.init is None or not isinstance(d.type, c_ast.TypeDecl):
+        return None
+    i = d.name
+    names = {v for v, _ in nest}
+    if i in names or i in decls:
+        return None
+    lin = _linear(d.init, decls)
+    if lin is None or lin.get("", 0) != 0 or set(lin) - {""} != names:
+        return None
+    terms = sorted(((lin[v], c) for v, c in nest), key=lambda t: t[0])
+    weight = 1
+    for w, c in terms:
+        if w != weight:
+            return None
+        weight *= c
+    if _step(inner.next, i) != weight:
+        return None
+    bound = _bound(inner.cond, i)
+    if bound is None or canon.has_side_effects(bound):
+        return None
+    written = canon.written_names(inner.stmt)
+    bound_names = canon.ids_in(bound)
+    if bound_names & (names | set(decls) | {i} | written):
+        return None
+    if i in written or canon.ids_in(inner.stmt) & (names | set(decls)):
+        return None
+    # the nest variables are not written anywhere in the nest (the nest is perfect: besides
+    # the headers it holds only the pure declarations and the strided loop)
+    if canon.written_names(inner) & names or _leaves_early(inner.stmt):
+        return None
+    return Match(s, inner, terms)
+
+
+def _counted_loop(m: Match) -> c_ast.For:
+    """``for (T i = 0; <cond>; ++i) body`` built from the strided loop of ``m``."""
+    inner = copy.deepcopy(m.inner)
+    d = inner.init.decls[0]
+    d.init = c_ast.Constant("int", "0")
+    inner.next = c_ast.UnaryOp("++", c_ast.ID(d.name))
+    return inner
+
+
+# ------------------------------------------------------------------------------ rewrite
+def _slots(node):
+    """(container, index-or-attribute) of every statement position under ``node``."""
+    for n in canon.walk(node):
+        if isinstance(n, c_ast.Compound):
+            for k in range(len(n.block_items or [])):
+                yield n.block_items, k
+        elif isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Label)):
+            if not isinstance(n.stmt, c_ast.Compound):
+                yield n, "stmt"
+        elif isinstance(n, c_ast.If):
+            for a in ("iftrue", "iffalse"):
+                if getattr(n, a) is not None and not isinstance(getattr(n, a), c_ast.Compound):
+                    yield n, a
+
+
+def _get(slot):
+    c, k = slot
+    return c[k] if isinstance(k, int) else getattr(c, k)
+
+
+def _set(slot, value) -> None:
+    c, k = slot
+    if isinstance(k, int):
+        c[k] = value
+    else:
+        setattr(c, k, value)
+
+
+def _normalize(program, ast) -> tuple[int, int, object]:
+    """Rewrite every proved nest of the entry in ``ast`` (in place). Returns (rewritten,
+    matched but not proved, node of the first unproved nest)."""
+    fdef = canon.entry_def(ast, program.entry.name)
+    done = unproved = 0
+    first = None
+    progress = True
+    while progress:
+        progress = False
+        for slot in list(_slots(fdef.body)):
+            s = _get(slot)
+            m = match(s)
+            if m is None:
+                continue
+            new = _counted_loop(m)
+            _set(slot, new)
+            if _proved(program, ast, new):
+                done += 1
+                progress = True
+                break                       # statement positions changed: look again
+            _set(slot, s)
+            unproved += 1
+            first = first or s
+        if progress:
+            unproved, first = 0, None       # recount the unproved ones on the final tree
+    return done, unproved, first
+
+
+def _proved(program, ast, loop: c_ast.For) -> bool:
+    try:
+        info = affine.analyze(replace(program, ast=ast))
+    except ValueError:
+        return False
+    lp = info.loop_of.get(id(loop))
+    if lp is None:
+        return False
+    return affine.parallel(info, lp).parallel
+
+
+# ------------------------------------------------------------------------------ the pass
+@register(PassInfo(
+    name=NAME,
+    summary="grid-stride loop nests over lifted blocks/threads -> one counted loop 0..n",
+    anchor="loop",
+    requires=("an entry function definition (XP-LOOP-NORMALIZE-001)",
+              "a nest of constant-extent counted loops around a loop whose start is a "
+              "mixed-radix number of all the nest variables and whose stride is their total "
+              "extent, the body independent of the nest variables (XP-LOOP-NORMALIZE-002)",
+              "the counted loop carries no dependence, proved by passes.affine "
+              "(XP-LOOP-NORMALIZE-003)"),
+    guarantees=("same outputs on the virtual device: the same body instances run once each, "
+                "in an order proved not to matter",),
+))
+def loop_normalize(program):
+    ast = copy.deepcopy(program.ast)
+    done, _, _ = _normalize(program, ast)
+    if not done:
+        raise PassRefused("loop_normalize: no grid-stride nest whose reordering is proved")
+    return canon.reparse(program, ast)
+
+
+@loop_normalize.legality
+def _legal(program):
+    if program.entry is None or program.ast is None or \
+            canon.entry_def(program.ast, program.entry.name) is None:
+        return [canon.diag(program, NAME, "XP-LOOP-NORMALIZE-001", "no entry function definition")]
+    ast = copy.deepcopy(program.ast)
+    done, unproved, node = _normalize(program, ast)
+    if done:
+        return []
+    if unproved:
+        return [canon.diag(program, NAME, "XP-LOOP-NORMALIZE-003",
+                           "a grid-stride nest matches but the counted loop it would become may "
+                           "carry a dependence (reordering its iterations is not proved safe)",
+                           node)]
+    return [canon.diag(program, NAME, "XP-LOOP-NORMALIZE-002",
+                       "no grid-stride nest: no constant-extent loops around a loop starting at "
+                       "a mixed-radix number of their variables with their total extent as stride")]

@@ -1,0 +1,120 @@
+"""passes/loop_normalize.py: grid-stride nests of lifted GPU code -> one counted loop, checked
+against the source on the virtual device; one refusal per Requires line."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+import pytest
+
+import platforms
+from passes import loop_normalize  # noqa: F401
+from passes.base import PassRefused, run_pass
+from xpiler.program import parse_source
+from xpiler.run import run_kernel
+
+
+def _prog(text):
+    return parse_source(text, "vnni", "t.cpp")
+
+
+def _emit(p):
+    return platforms.module(p.platform, "backend").emit(p)
+
+
+def _body(p):
+    return _emit(p).split('extern "C"')[1]
+
+
+def _same(src_prog, out_prog, args):
+    want, got = copy.deepcopy(args), copy.deepcopy(args)
+    run_kernel("a.cpp", args=want, source=_emit(src_prog), program=src_prog)
+    run_kernel("b.cpp", args=got, source=_emit(out_prog), program=out_prog)
+    for a, b in zip(want, got):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+
+
+def _refused(prog, code):
+    with pytest.raises(PassRefused) as exc:
+        run_pass("loop_normalize", prog)
+    assert exc.value.diagnostics[0].code == code, exc.value.diagnostics[0].message
+
+
+# what loop_recovery leaves of ``for (i = blockIdx.x*blockDim.x + threadIdx.x; i < n;
+# i += blockDim.x*gridDim.x)`` launched <<<3, 8>>>
+GRID_STRIDE = r"""
+extern "C" void k(const float *x, float *out, int n) {
+  for (unsigned int xp_bx = 0; xp_bx < 3u; ++xp_bx) {
+    for (unsigned int xp_tx = 0; xp_tx < 8u; ++xp_tx) {
+      for (int i = xp_bx * 8u + xp_tx; i < ((int) n); i += 8u * 3u) {
+        out[i] = x[i] * 2.0f + 1.0f;
+      }
+    }
+  }
+}
+"""
+
+
+def _args(n, extra=0):
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(n + extra).astype(np.float32),
+            np.zeros(n + extra, np.float32), n]
+
+
+@pytest.mark.parametrize("n", [5, 24, 61])   # fewer, exactly, more elements than threads
+def test_grid_stride_nest_becomes_one_counted_loop(n):
+    src = _prog(GRID_STRIDE)
+    out = run_pass("loop_normalize", src)
+    body = _body(out)
+    assert "xp_bx" not in body and "xp_tx" not in body
+    assert "for (int i = 0; i < ((int) n); ++i)" in body
+    _same(src, out, _args(n))
+
+
+def test_two_dimensional_block_with_thread_id_declaration():
+    # a block-stride loop over a 2-D block: tid = ty * 4 + tx declared before the loop
+    src = _prog(r"""
+extern "C" void k(const float *x, float *out, int n) {
+  for (unsigned int ty = 0; ty < 2u; ++ty)
+    for (unsigned int tx = 0; tx < 4u; ++tx) {
+      const int tid = ty * 4u + tx;
+      for (int i = tid; i < n; i += 4u * 2u)
+        out[i] = x[i] - 3.0f;
+    }
+}
+""")
+    out = run_pass("loop_normalize", src)
+    body = _body(out)
+    assert "tid" not in body and "for (int i = 0; i < n; ++i)" in body
+    _same(src, out, _args(19))
+
+
+def test_no_entry_is_refused():
+    p = _prog(GRID_STRIDE)
+    _refused(dataclasses.replace(p, entry=dataclasses.replace(p.entry, name="missing")),
+             "XP-LOOP-NORMALIZE-001")
+
+
+@pytest.mark.parametrize("inner", [
+    "for (int i = xp_bx * 8u + xp_tx; i < n; i += 8u * 2u)",   # stride is not the thread count
+    "for (int i = xp_bx * 4u + xp_tx; i < n; i += 8u * 3u)",   # start is not a bijection
+    "for (int i = xp_tx; i < n; i += 8u * 3u)",                # a nest variable is not used
+])
+def test_nests_that_do_not_cover_each_index_once_are_refused(inner):
+    src = GRID_STRIDE.replace(
+        "for (int i = xp_bx * 8u + xp_tx; i < ((int) n); i += 8u * 3u)", inner)
+    _refused(_prog(src), "XP-LOOP-NORMALIZE-002")
+
+
+def test_body_using_the_thread_index_is_refused():
+    src = GRID_STRIDE.replace("out[i] = x[i] * 2.0f + 1.0f;", "out[i] = x[i] + xp_tx;")
+    _refused(_prog(src), "XP-LOOP-NORMALIZE-002")
+
+
+def test_reordering_that_is_not_proved_is_refused():
+    # each thread accumulates a running value along its own stride: the order matters
+    src = GRID_STRIDE.replace("out[i] = x[i] * 2.0f + 1.0f;",
+                              "out[i] = (i >= 24 ? out[i - 24] : 0.0f) + x[i];")
+    _refused(_prog(src), "XP-LOOP-NORMALIZE-003")
