@@ -278,11 +278,11 @@ class _Scheduler:
         if outer:
             raise NotTwoLevel(f"'{sorted(outer)[0]}' is assigned in a statement that writes "
                               "memory (thread 0 would hold the value alone)")
-        self._fence(items, st, True, True)
         if items and items[-1][0] == "single":
-            items[-1][1].append(s)
-        else:
-            items.append(("single", [s]))
+            items[-1][1].append(s)        # thread 0 runs both in order: no barrier between
+            return
+        self._fence(items, st, True, True)
+        items.append(("single", [s]))
 
     def decl(self, d, items, st) -> None:
         if isinstance(d.type, c_ast.ArrayDecl):

@@ -1,0 +1,192 @@
+"""loop_bind{levels=2} (passes/loop_bind_blocks.py): blocks x threads, __shared__ arrays, barriers.
+
+Synthetic canonical-C programs (a task loop with a local array and two element phases, a
+reduction, a carried dependence that must stay sequential) are bound two-level, checked for
+their structure and run on the virtual device (CUDA emulator, strict) against the C source.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import platforms
+from passes import loop_bind  # noqa: F401  (registers the pass)
+from passes import loop_bind_blocks as blocks
+from passes.base import run_pass
+from xpiler.program import parse_source
+from xpiler.run import run_kernel
+
+PHASES = """
+extern "C" void phases(const float *x, float *y) {
+  for (int t = 0; t < 24; ++t) {
+    float buf[100];
+    for (int i = 0; i < 100; ++i)
+      buf[i] = x[t * 100 + i] * 2.0f;
+    for (int i = 0; i < 100; ++i)
+      y[t * 100 + i] = buf[99 - i] + 1.0f;       /* reads what another thread wrote */
+  }
+}
+"""
+
+REDUCTION = """
+extern "C" void center(const float *x, float *y, float *mean) {
+  for (int t = 0; t < 6; ++t) {
+    float tmp[96];
+    float s = 0.0f;
+    for (int i = 0; i < 96; ++i)
+      s += x[t * 96 + i];
+    float m = s / 96.0f;
+    for (int i = 0; i < 96; ++i)
+      tmp[i] = x[t * 96 + i] - m;
+    for (int i = 0; i < 96; ++i)
+      y[t * 96 + i] = tmp[i] * tmp[95 - i];
+    mean[t] = m;
+  }
+}
+"""
+
+SCAN = """
+extern "C" void scan(const float *x, float *y) {
+  for (int t = 0; t < 5; ++t) {
+    float acc[80];
+    acc[0] = x[t * 80];
+    for (int i = 1; i < 80; ++i)
+      acc[i] = acc[i - 1] + x[t * 80 + i];
+    for (int i = 0; i < 80; ++i)
+      y[t * 80 + i] = acc[i] * 0.5f;
+  }
+}
+"""
+
+TILED = """
+#define TILE 32
+extern "C" void tiled(const float *x, float *y, int n) {
+  for (int t = 0; t < 4; ++t) {
+    float a[TILE];
+    float b[TILE];
+    for (int off = 0; off < n; off += TILE) {
+      int cnt = n - off < TILE ? n - off : TILE;
+      for (int i = 0; i < cnt; ++i)
+        a[i] = x[t * n + off + i];
+      for (int i = 0; i < cnt; ++i)
+        b[i] = a[cnt - 1 - i] * 3.0f;
+      for (int i = 0; i < cnt; ++i)
+        y[t * n + off + i] = b[i];
+    }
+  }
+}
+"""
+
+
+def _bind(src: str, name: str, tmp_path, to: str = "cuda", **opts):
+    prog = parse_source(src, "vnni", str(tmp_path / f"{name}.cpp"))
+    out = run_pass("loop_bind", prog, to=to, levels=2, **opts)
+    text = platforms.module(to, "backend").emit(out)
+    return prog, out, text
+
+
+def _run_both(src: str, text: str, name: str, tmp_path, args: list, to: str = "cuda"):
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(tmp_path / f"{name}.cpp", args=want, source=src)
+    ext = ".cu" if to == "cuda" else ".hip"
+    path = tmp_path / f"{name}{ext}"
+    path.write_text(text)
+    run_kernel(path, args=got, source=text, strict=True)
+    for w, g in zip(want, got):
+        if isinstance(w, np.ndarray):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def _kernel(text: str) -> str:
+    return text.split('extern "C"')[0]
+
+
+def test_task_loop_with_local_array_gets_blocks_threads_and_shared(tmp_path):
+    _, out, text = _bind(PHASES, "phases", tmp_path)
+    k = _kernel(text)
+    assert "__shared__ float buf[100];" in k
+    assert "for (long long __xp_b = blockIdx.x; __xp_b < __xp_n; __xp_b += gridDim.x)" in k
+    assert k.count("threadIdx.x") == 2 and k.count("blockDim.x") == 2
+    # the second phase reads buf[99 - i], written by other threads: a barrier between
+    assert re.search(r"buf\[i\] = .*?__syncthreads\(\);.*?y\[", k, re.S)
+    assert "dim3(128)" in text                            # 100 elements -> 128 threads
+    assert "__xp_g0 = (__xp_n0 + 0) / 1" in text          # one block per task
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(2400).astype(np.float32)
+    _run_both(PHASES, text, "phases", tmp_path, [x, np.zeros(2400, np.float32)])
+
+
+def test_reduction_is_redundant_and_the_store_is_thread_zero(tmp_path):
+    _, _, text = _bind(REDUCTION, "center", tmp_path)
+    k = _kernel(text)
+    assert "__shared__ float tmp[96];" in k
+    assert re.search(r"for \(int i = 0; i < 96; \+\+i\)\s*s \+= x", k)   # every thread sums
+    assert re.search(r"if \(threadIdx.x == 0\)\s*\{\s*mean\[t\] = m;", k)
+    assert k.count("__syncthreads();") >= 2
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(576).astype(np.float32)
+    _run_both(REDUCTION, text, "center", tmp_path,
+              [x, np.zeros(576, np.float32), np.zeros(6, np.float32)])
+
+
+def test_carried_dependence_stays_sequential_in_thread_zero(tmp_path):
+    _, _, text = _bind(SCAN, "scan", tmp_path)
+    k = _kernel(text)
+    single = k[k.index("if (threadIdx.x == 0)"):]
+    assert k.count("if (threadIdx.x == 0)") == 1          # acc[0] and the scan: one region
+    assert "for (int i = 1; i < 80; ++i)" in single       # not strided
+    assert single.index("acc[i] = acc[i - 1]") < single.index("__syncthreads();") < \
+        single.index("y[t * 80 + i]")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(400).astype(np.float32)
+    _run_both(SCAN, text, "scan", tmp_path, [x, np.zeros(400, np.float32)])
+
+
+def test_sequential_tile_loop_keeps_barriers_in_uniform_control_flow(tmp_path):
+    _, _, text = _bind(TILED, "tiled", tmp_path, to="hip", extents="x:308 y:308")
+    k = _kernel(text)
+    loop = k[k.index("for (int off = 0; off < n; off += TILE)"):]
+    assert loop.count("__syncthreads();") >= 3           # between phases and at the tile's end
+    assert "__shared__ float a[32];" in k and "__shared__ float b[32];" in k
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(4 * 77).astype(np.float32)
+    _run_both(TILED, text, "tiled", tmp_path, [x, np.zeros(4 * 77, np.float32), 77], to="hip")
+
+
+def test_schedule_declines_what_it_cannot_fence():
+    from passes import affine
+    src = """
+extern "C" void f(const float *x, float *y, float *z) {
+  for (int t = 0; t < 4; ++t) {
+    float run = 0.0f;
+    for (int i = 0; i < 8; ++i) { run += x[t * 8 + i]; z[t * 8 + i] = run; }
+    for (int i = 0; i < 8; ++i) y[t * 8 + i] = run;
+  }
+}
+"""
+    prog = parse_source(src, "vnni", "f.cpp")
+    info = affine.analyze(prog)
+    with pytest.raises(blocks.NotTwoLevel, match="assigned in a statement that writes memory"):
+        blocks.schedule(info.top[0], info, 256, 49152)
+    big = PHASES.replace("buf[100]", "buf[20000]")
+    info = affine.analyze(parse_source(big, "vnni", "g.cpp"))
+    with pytest.raises(blocks.NotTwoLevel, match="more than 49152 bytes"):
+        blocks.schedule(info.top[0], info, 256, 49152)
+
+
+def test_one_level_is_kept_when_nothing_inside_is_parallel(tmp_path):
+    src = """
+extern "C" void rowsum(const float *x, float *y) {
+  for (int t = 0; t < 64; ++t) {
+    float s = 0.0f;
+    for (int i = 0; i < 16; ++i) s += x[t * 16 + i];
+    y[t] = s;
+  }
+}
+"""
+    _, _, text = _bind(src, "rowsum", tmp_path)
+    assert "__xp_b" not in text and "__syncthreads" not in text
+    assert "blockIdx.x) * blockDim.x + threadIdx.x" in text
