@@ -46,6 +46,7 @@ from .base import Option, PassInfo, register
 
 MAP_FILE = Path(__file__).resolve().parents[1] / "platforms" / "hip" / "api_map.toml"
 
+_MATRIX = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_mfma_)")
 _UNMAPPABLE = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_|__match_|__reduce_\w+_sync$)")
 # warp votes map to HIP's 64-bit wavefront ballot, narrowed to the thread's 32-lane half
 # (CUDA -> HIP only; the reverse would need 64-lane votes on 32-lane warps)
@@ -110,6 +111,11 @@ def _coord(program, c) -> Coord:
     introduces=("HIP or CUDA runtime API",),
 ))
 def api_map(program, *, to: str = "hip"):
+    return map_api(program, to)
+
+
+def map_api(program, to: str):
+    """The rename itself (no legality check); also the tail of ``matrix_core_map``."""
     names, shuffles, includes = _names(to)
     ast = copy.deepcopy(program.ast)
     if to == "cuda":
@@ -133,6 +139,12 @@ def api_map(program, *, to: str = "hip"):
 
 @api_map.legality
 def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
+    return api_legality(program, to)
+
+
+def api_legality(program, to: str, allow_matrix: bool = False) -> list[Diagnostic]:
+    """api_map's checks; ``allow_matrix``: wmma / MFMA names are handled by the caller
+    (``matrix_core_map``)."""
     pair = {program.platform, to}
     if pair != {"cuda", "hip"}:
         return [Diagnostic("XP-APIMAP-001", f"api_map translates between cuda and hip, not "
@@ -147,6 +159,8 @@ def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
     uses = _Uses()
     uses.visit(program.ast)
     for name, coord in uses.found:
+        if allow_matrix and _MATRIX.match(name):
+            continue
         if _UNMAPPABLE.match(name) or (to == "cuda" and _HIP_ONLY.match(name)):
             return [Diagnostic("XP-APIMAP-002", f"'{name}' has no one-to-one {to} equivalent "
                                "(matrix instructions and warp votes need other passes)",

@@ -73,9 +73,9 @@ class TranslationReport:
 PLANS: dict[tuple[str, str], str] = {
     # structure-preserving first; the lift-and-lower route for what api_map cannot map
     # (wmma / MFMA matrix fragments: loop_recovery detensorizes them)
-    ("cuda", "hip"): ["api_map{to=hip}",
+    ("cuda", "hip"): ["matrix_core_map{to=hip}", "api_map{to=hip}",
                       "loop_recovery,devcopy{extents=true},devtemp,goto_continue,inline,scalarize_structs,const_prop,fold_branches,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=hip}"],
-    ("hip", "cuda"): ["api_map{to=cuda}",
+    ("hip", "cuda"): ["matrix_core_map{to=cuda}", "api_map{to=cuda}",
                       "loop_recovery,devcopy{extents=true},devtemp,goto_continue,inline,scalarize_structs,const_prop,fold_branches,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=cuda}"],
     ("vnni", "cuda"): "detensorize_vnni{rules=false},inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}",
     ("vnni", "hip"): "detensorize_vnni{rules=false},inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}",
@@ -94,7 +94,7 @@ PLANS: dict[tuple[str, str], str] = {
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
                 "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy", "passes.guard_continue",
                 "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops", "passes.devtemp", "passes.goto_continue", "passes.fold_branches", "passes.unroll_const",
-                "passes.localize", "passes.loop_normalize")
+                "passes.localize", "passes.loop_normalize", "passes.matrix_core_map")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
