@@ -383,8 +383,36 @@ def _record_extents(program, ast, plan) -> None:
     access analysis cannot bound the subscripts)."""
     at = next(k for k, e in enumerate(ast.ext) if isinstance(e, c_ast.FuncDef) and
               e.decl.name == program.entry.name)
+    consts = _host_constants(ast.ext[at])
     for n, (h, b) in sorted(plan.items()):
-        ast.ext.insert(at, c_ast.Pragma(f"{EXTENT_PRAGMA}({h}, {b.alloc[1]})"))
+        ast.ext.insert(at, c_ast.Pragma(f"{EXTENT_PRAGMA}({h}, {_over_params(b.alloc[1], consts)})"))
+
+
+def _host_constants(fdef) -> dict:
+    """``const`` scalar locals declared with an initialiser among the entry's top-level
+    statements (``const int OH = (H - KH) / SH + 1;``): name -> initialiser. Later passes fold
+    them away, so a recorded size is written over their initialisers instead."""
+    out = {}
+    for s in fdef.body.block_items or []:
+        if isinstance(s, c_ast.Decl) and s.init is not None and "const" in (s.quals or []) \
+                and isinstance(s.type, c_ast.TypeDecl) and s.name:
+            out[s.name] = s.init
+    return out
+
+
+def _over_params(size: str, consts: dict) -> str:
+    """``size`` with the host constants in it replaced by their initialisers (unchanged when
+    there are none or the text does not parse)."""
+    try:
+        e = canon.parse_expr(size)
+    except Exception:
+        return size
+    for _ in range(8):
+        names = canon.ids_in(e) & set(consts)
+        if not names:
+            return _GEN.visit(e).replace(" ", "")
+        e = canon.substitute(e, {n: consts[n] for n in names})
+    return size
 
 
 def recorded_extents(ast) -> dict[str, str]:
