@@ -392,10 +392,18 @@ def _host_constants(fdef) -> dict:
     """``const`` scalar locals declared with an initialiser among the entry's top-level
     statements (``const int OH = (H - KH) / SH + 1;``): name -> initialiser. Later passes fold
     them away, so a recorded size is written over their initialisers instead."""
+    assigned = set()
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+            assigned.add(n.lvalue.name)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&") and \
+                isinstance(n.expr, c_ast.ID):
+            assigned.add(n.expr.name)
     out = {}
     for s in fdef.body.block_items or []:
         if isinstance(s, c_ast.Decl) and s.init is not None and "const" in (s.quals or []) \
-                and isinstance(s.type, c_ast.TypeDecl) and s.name:
+                and isinstance(s.type, c_ast.TypeDecl) and s.name and \
+                not canon.ids_in(s.init) & assigned:      # the value it had stays readable
             out[s.name] = s.init
     return out
 
