@@ -137,6 +137,12 @@ def parse_pipeline(text: str) -> list[tuple[str, dict]]:
                 if not item.strip():
                     continue
                 k, sep, v = item.partition("=")
+                if not sep and opts and ";" not in m.group(2):
+                    # ``loops=i,j``: a list value spelled with commas (format_pipeline writes
+                    # a single option without ';'), the items continue the previous value
+                    last = list(opts)[-1]
+                    opts[last] = f"{opts[last]},{item.strip()}"
+                    continue
                 if not sep:
                     raise PassRefused(f"bad option {item!r} in pipeline step {m.group(1)}")
                 opts[k.strip()] = _parse_value(v)
