@@ -36,6 +36,11 @@ def BL(clusters, cores, type_):
     return {"clusters": clusters, "cores": cores, "type": type_}
 
 
+def Q(dtype, scale, zero_point=0):
+    """Quantisation of a float param the kernel quantises itself (xpiler/ops ``quant``)."""
+    return {"dtype": dtype, "scale": scale, "zero_point": zero_point}
+
+
 def L(grid, block, shmem=0):
     g = list(grid) + [1] * (3 - len(grid))
     b = list(block) + [1] * (3 - len(block))
@@ -150,6 +155,38 @@ CASES = {
     "bang/gather_rows.mlu": dict(op="gather", args=[50, 96], attrs={"axis": 0, "mode": "take", "num_indices": 37},
                                  params=[T("table", [50, 96], "data"), T("indices", [37], dtype="int32"),
                                          O("out", [37, 96]), S("vocab", 50), S("num_idx", 37)]),
+    # ------------------------------------------------------------------ x86 AVX-512 / VNNI
+    "vnni/add_omp.cpp": dict(op="add", args=[3, 1111], params=[
+        T("a", [3, 1111], "x"), T("b", [3, 1111], "y"), O("c", [3, 1111], "out"), S("n", 3333, "int64")]),
+    "vnni/relu_template.cpp": dict(op="relu", args=[999], params=[
+        T("src", [999], "x"), O("dst", [999], "out"), S("len", 999)]),
+    "vnni/gelu_ggml.cpp": dict(op="gelu", args=[7, 130], attrs={"approximate": "tanh"}, params=[
+        T("src", [7, 130], "x"), O("dst", [7, 130], "out"), S("nrows", 7), S("ncols", 130)]),
+    "vnni/softmax_mlas.cpp": dict(op="softmax", args=[9, 150], params=[
+        T("input", [9, 150], "x"), O("output", [9, 150], "out"), S("N", 9), S("D", 150)]),
+    "vnni/layernorm_onednn.cpp": dict(op="layernorm", args=[6, 200], params=[
+        T("src", [6, 200], "x"), T("gamma", [200]), T("beta", [200]), O("dst", [6, 200], "out"),
+        S("N", 6), S("C", 200), S("eps", 1e-5, "float32")]),
+    "vnni/rmsnorm_ggml.cpp": dict(op="rmsnorm", args=[5, 260], attrs={"eps": 1e-6}, params=[
+        T("src0", [5, 260], "x"), T("weight", [260]), O("dst", [5, 260], "out"), S("ne00", 260), S("nrows", 5)]),
+    "vnni/rowsum_unroll.cpp": dict(op="sum", args=[11, 333], params=[
+        T("in", [11, 333], "x"), O("out", [11], "out"), S("rows", 11), S("cols", 333)]),
+    "vnni/maxpool_nhwc.cpp": dict(op="maxpool", args=[2, 10, 10, 20, 3, 3, 2, 2], params=[
+        T("src", [2, 10, 10, 20], "x"), O("dst", [2, 4, 4, 20], "out"), S("N", 2), S("H", 10), S("W", 10),
+        S("C", 20), S("KH", 3), S("KW", 3), S("SH", 2), S("SW", 2)]),
+    "vnni/sgemm_packed.cpp": dict(op="gemm", args=[30, 50, 40], params=[
+        T("A", [30, 50]), T("B", [50, 40]), O("C", [30, 40]), S("M", 30), S("N", 40), S("K", 50)]),
+    "vnni/gemv_u8s8_vnni.cpp": dict(op="gemv", args=[37, 150], params=[
+        T("W", [37, 150], "A", quant=Q("int8", 1 / 128)), T("x", [150], quant=Q("uint8", 1 / 128, 128)),
+        O("y", [37]), S("M", 37), S("K", 150)]),
+    "vnni/dense_s8_vnni.cpp": dict(op="dense", args=[9, 70, 40], params=[
+        T("src", [9, 70], "X", quant=Q("uint8", 1 / 64, 128)), T("weights", [40, 70], "W", quant=Q("int8", 1 / 64)),
+        T("bias", [40]), O("dst", [9, 40], "out"), S("M", 9), S("K", 70), S("N", 40)]),
+    "vnni/transpose_blocked.cpp": dict(op="transpose", args=[45, 38], params=[
+        T("input", [45, 38], "x"), O("output", [38, 45], "out"), S("rows", 45, "uint64"), S("cols", 38, "uint64")]),
+    "vnni/get_rows_ggml.cpp": dict(op="gather", args=[40, 70], attrs={"axis": 0, "mode": "take", "num_indices": 25},
+                                   params=[T("src0", [40, 70], "data"), T("ids", [25], "indices", dtype="int32"),
+                                           O("dst", [25, 70], "out"), S("nc", 70), S("nr", 40), S("n_ids", 25)]),
 }
 
 
