@@ -203,6 +203,18 @@ class _Analysis:
             else:
                 return "*"
 
+    def _decays(self, ref) -> bool:
+        """``a[i]`` of a local array with more dimensions than subscripts: an address, no read."""
+        depth, base = 0, ref
+        while isinstance(base, c_ast.ArrayRef):
+            depth, base = depth + 1, base.name
+        if not isinstance(base, c_ast.ID) or base.name not in self.locals:
+            return False
+        dims, t = 0, self.locals[base.name].type
+        while isinstance(t, c_ast.ArrayDecl):
+            dims, t = dims + 1, t.type
+        return dims > depth
+
     # -- checks -----------------------------------------------------------------------
     def check(self):
         p = self.program
@@ -377,6 +389,8 @@ class _Analysis:
                     if isinstance(parent, c_ast.UnaryOp) and parent.op == "&":
                         continue
                     if isinstance(m, c_ast.StructRef) and m.type == ".":
+                        continue
+                    if isinstance(m, c_ast.ArrayRef) and self._decays(m):
                         continue
                     r = _base_root(m)
                     if r is None or r in self.frags:

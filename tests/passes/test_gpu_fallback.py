@@ -47,9 +47,12 @@ def test_runtime_defines_the_lifts_math_stand_ins():
 
 
 @pytest.mark.parametrize("src,to", [("cuda/bmm_2_32_64_32.cu", "hip")])
-def test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path):
-    from xpiler.translate import translate
+def test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path, monkeypatch):
+    from xpiler.translate import PLANS, translate
 
+    # the fallback itself: without the structure-preserving plans tried before it
+    pair = (src.split("/")[0], to)
+    monkeypatch.setitem(PLANS, pair, [p for p in PLANS[pair] if p.startswith("loop_recovery")])
     rep = translate(str(CORPUS / src), to, str(tmp_path / "out"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert rep.pipeline.startswith("loop_recovery") and rep.pipeline.endswith(f"loop_bind{{to={to}}}")
@@ -59,5 +62,5 @@ def test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path):
 @pytest.mark.parametrize("src,to", [("cuda/mha_1_4_32_32.cu", "hip"),      # shuffles: null guards folded
                                     ("cuda/dense_16_128_64.cu", "hip"),
                                     ("hip/mha_1_4_32_32.hip", "cuda")])
-def test_more_matrix_kernels_verified_through_the_fallback(src, to, tmp_path):
-    test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path)
+def test_more_matrix_kernels_verified_through_the_fallback(src, to, tmp_path, monkeypatch):
+    test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path, monkeypatch)
