@@ -143,6 +143,13 @@ class _Lowering:
                 for name, size in hints.items():
                     if name in the_plan.sizes:
                         the_plan.sizes[name] = size
+                # so does a caller-declared count: where the analysis bound is a larger
+                # constant (a subscript under a condition it cannot see), copying that many
+                # elements would read past the caller's buffer
+                for name, size in extra.items():
+                    have, cap = _const_int(the_plan.sizes.get(name)), _const_int(size)
+                    if have is not None and cap is not None and cap < have:
+                        the_plan.sizes[name] = str(cap)
         except TypeError as exc:       # affine.poly_max on a non-counted loop (lo is None)
             raise TaskBindError("XP-TASK-BIND-002", f"the extent analysis failed on a loop "
                                 f"that is not counted ({exc})") from None
@@ -188,9 +195,7 @@ class _Lowering:
             else:
                 text = self._kernel(r) if r.kind == "kernel" else self._single(r)
                 self.kernels.append(text)
-                args = ", ".join(f"d_{n}" if _is_pointer(n, self.params) else
-                                 f"({t}) {SCRATCH_PREFIX}{n}" if n in self.scratch else n
-                                 for n, t in r.params)
+                args = ", ".join(self._arg(n, t) for n, t in r.params)
                 v = cnrt_names(self.program.entry.params)
                 out.append(f"{r.name}<<<{v['dim']}, {v['ktype']}, {v['queue']}>>>({args});")
                 self.stats["kernels"] += 1
@@ -203,6 +208,19 @@ class _Lowering:
                                f"CNRT_MEM_TRANS_DIR_DEV2HOST);")
                 out.append(f"cnrtFree({SCRATCH_PREFIX}{n});")
         return "\n".join(out)
+
+    def _arg(self, name: str, ptype: str) -> str:
+        """Host expression passed for kernel parameter ``name``: ``d_P`` for a pointer
+        parameter, the GDRAM buffer of a host array, a host pointer local rebased onto the
+        device buffer it points into (``float *c = C + k;`` -> ``d_C + k``, as loop_bind
+        does), the value itself for scalars."""
+        if _is_pointer(name, self.params):
+            return f"d_{name}"
+        if name in self.scratch:
+            return f"({ptype}) {SCRATCH_PREFIX}{name}"
+        dev = loop_bind._device_value(name, ptype, self.info, self.scratch,
+                                      getattr(self.plan, "aliases", None) or {})
+        return name if dev is None else _expr_text(self.gen, dev)
 
     def _need_scalars(self, r, texts) -> None:
         have = {n for n, _ in r.params}
@@ -224,6 +242,12 @@ class _Lowering:
         info, lp = self.info, r.loops[0]
         body_node = lp.node.stmt
         buffers = plan_buffers(info, lp, body_node)
+        have = {n for n, _ in r.params}
+        for n, b in buffers.items():
+            if b.mode == "stage" and n not in have:
+                # reached only through a host pointer local the kernel receives rebased
+                # (float *o = out + 8): the window would be copied from a name it lacks
+                b.mode, b.reason = "direct", "reached through a host pointer local"
         staged = {n: b for n, b in buffers.items() if b.mode == "stage"}
         for n, b in buffers.items():
             (self.stats["staged"] if b.mode == "stage" else self.stats["direct"]).append(
@@ -400,6 +424,20 @@ def _host_extents(program) -> dict[str, str]:
         if es:
             out[name] = f"(({size}) / {es})"
     return out
+
+
+def _const_int(v) -> int | None:
+    """``v`` (an element count: int, Poly or C text) as an integer constant, else None."""
+    if v is None:
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, affine.Poly):
+        return v.value() if v.is_const() else None
+    try:
+        return int(str(v).strip().strip("()"))
+    except ValueError:
+        return None
 
 
 def _is_pointer(name: str, params: dict) -> bool:

@@ -211,3 +211,21 @@ def test_static_host_array_becomes_a_gdram_buffer_copied_back(tmp_path):
 def test_refusal_codes_are_specific():
     assert _refusal("add", extents="x") == "XP-TASK-BIND-004"
     assert _refusal("add", profile="no_such_chip") == "XP-TASK-BIND-004"
+
+
+def test_host_pointer_local_is_rebased_onto_the_device_buffer(tmp_path):
+    _, out, text = _lower("alias_offset")
+    host = text.split('extern "C"')[1]
+    assert "alias_offset_k0<<<dim, ktype, queue>>>(d_x, (float *) (d_out + 8));" in host
+    rep = _translate(DATA / "alias_offset.cpp", tmp_path)
+    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
+        [s.to_json() for s in rep.steps]
+
+
+def test_declared_count_caps_an_over_approximated_extent(tmp_path):
+    _, out, text = _lower("concat_guarded", extents="a:32 b:16 out:48")
+    host = text.split('extern "C"')[1]
+    assert "cnrtMalloc((void **) (&d_a), 32 * sizeof(float));" in host
+    rep = _translate(DATA / "concat_guarded.cpp", tmp_path)      # the case declares the shapes
+    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
+        [s.to_json() for s in rep.steps]
