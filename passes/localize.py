@@ -111,6 +111,12 @@ def _legal(program):
         if refused:
             why, node = refused[0]
             return [canon.diag(program, NAME, "XP-LOCALIZE-002", why, node)]
-        return [canon.diag(program, NAME, "XP-LOCALIZE-002",
-                           "the entry uses no file-scope array")]
+        fdef = canon.entry_def(program.ast, program.entry.name)
+        own = [n.name for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and
+               isinstance(n.type, c_ast.ArrayDecl) and "static" in (n.storage or [])]
+        why = "the entry uses no file-scope array"
+        if own:          # already where the pass would put them (task_bind / loop_bind take them)
+            why += f" (its static arrays {', '.join(own[:3])}{', ...' if len(own) > 3 else ''} " \
+                   "are already local to it)"
+        return [canon.diag(program, NAME, "XP-LOCALIZE-002", why)]
     return []
