@@ -94,7 +94,8 @@ PLANS: dict[tuple[str, str], str] = {
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
                 "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy", "passes.guard_continue",
                 "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops", "passes.devtemp", "passes.goto_continue", "passes.fold_branches", "passes.unroll_const",
-                "passes.localize", "passes.loop_normalize", "passes.matrix_core_map")
+                "passes.localize", "passes.loop_normalize", "passes.matrix_core_map",
+                "passes.loop_split", "passes.loop_reorder", "passes.loop_fuse", "passes.loop_expansion", "passes.loop_contraction")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
