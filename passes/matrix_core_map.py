@@ -247,6 +247,16 @@ class _Analysis:
                 if not (_wmma_name(n) or name in _PURE or name in _SYNC or _COLLECTIVE.match(name) or
                         _ATOMIC.match(name) or name in ("dim3",)):
                     return _refuse(p, "XP-MCMAP-005", f"call to '{name}' whose effects are unknown", n)
+        for n, parent in _walk_parents(self.fdef.body):
+            if isinstance(n, c_ast.UnaryOp) and n.op == "&" and self.is_private(canon.lvalue_root(n.expr) or "") \
+                    and canon.lvalue_root(n.expr) not in self.frags:
+                return _refuse(p, "XP-MCMAP-005", "the address of a per-thread local is taken (stores through "
+                               "it could not be told from memory stores)", n)
+            if isinstance(n, c_ast.ID) and self.is_private(n.name) and n.name not in self.frags and \
+                    isinstance(self.locals[n.name].type, c_ast.ArrayDecl) and not (
+                        isinstance(parent, c_ast.ArrayRef) and parent.name is n) and \
+                    not isinstance(parent, c_ast.Decl):
+                return _refuse(p, "XP-MCMAP-005", f"per-thread array '{n.name}' used as a pointer", n)
         err = self._check_uses() or self._check_thread_ids() or self._check_stores()
         if err:
             return err
@@ -290,11 +300,7 @@ class _Analysis:
                 if w == "store_matrix_sync" and self.frags[_frag_root(args[1])][0][0] != "accumulator":
                     return _refuse(p, "XP-MCMAP-003", "store_matrix_sync of a non-accumulator fragment", n)
             if isinstance(n, c_ast.StructRef) and n.type == "." and _frag_root(n.name) in self.frags:
-                if n.field.name == "num_elements":
-                    for m in canon.walk(n):
-                        if isinstance(m, c_ast.ID):
-                            ok_ids.add(id(m))
-                elif n.field.name != "x":
+                if n.field.name not in ("x", "num_elements"):
                     return _refuse(p, "XP-MCMAP-003", f"fragment member '{n.field.name}'", n)
         # f.x[i] only inside `for (int i = 0; i < g.num_elements; ++i)` with that i
         for loop in canon.walk(self.fdef.body):
@@ -303,6 +309,27 @@ class _Analysis:
             var = _elem_loop_var(loop, self.frags)
             if var is None:
                 continue
+            for m in canon.walk(loop.cond.right):
+                if isinstance(m, c_ast.ID):
+                    ok_ids.add(id(m))
+            subscripts = set()
+            for m in canon.walk(loop.stmt):
+                if isinstance(m, c_ast.ArrayRef) and isinstance(m.name, c_ast.StructRef) and \
+                        m.name.type == "." and m.name.field.name == "x" and _frag_root(m.name.name) in self.frags:
+                    subscripts.add(id(m.subscript))
+                    continue
+                if isinstance(m, c_ast.ArrayRef) and _frag_root(m) in self.frags:
+                    continue
+                if isinstance(m, (c_ast.ArrayRef, c_ast.FuncCall)) and not (
+                        isinstance(m, c_ast.FuncCall) and (canon.call_name(m) or "") in _PURE) or \
+                        isinstance(m, c_ast.StructRef) and m.type == "->" or \
+                        isinstance(m, c_ast.UnaryOp) and m.op in ("*", "&"):
+                    return _refuse(p, "XP-MCMAP-003", "element-wise fragment code that accesses memory, calls "
+                                   "a function with effects or takes an address (its element -> lane map "
+                                   "differs between wmma and MFMA)", m)
+                if isinstance(m, c_ast.ID) and m.name == var and id(m) not in subscripts:
+                    return _refuse(p, "XP-MCMAP-003", f"the element index '{var}' used outside f.x[{var}] (the "
+                                   "element -> position map differs between wmma and MFMA)", m)
             for m in canon.walk(loop.stmt):
                 if isinstance(m, c_ast.ArrayRef) and isinstance(m.name, c_ast.StructRef) and \
                         m.name.type == "." and m.name.field.name == "x" and _frag_root(m.name.name) in self.frags:
@@ -364,21 +391,36 @@ class _Analysis:
     def _check_shadow_values(self):
         """Values the shadows must compute exactly: read no memory the kernel writes."""
         p = self.program
+        # pointer locals set once by their declaration: reads / writes through them reach their base
+        assigned = canon.written_names(self.fdef.body)
+        alias = {}
+        for name, d in self.locals.items():
+            if isinstance(d.type, c_ast.PtrDecl) and d.init is not None and name not in assigned:
+                alias[name] = _base_root(d.init)
+
+        def root_of(e):
+            r = _base_root(e)
+            seen = set()
+            while r in alias and r not in seen:
+                seen.add(r)
+                r = alias[r]
+            return r
+
         written, anywhere = set(), False
         for n in canon.walk(self.fdef.body):
+            target = None
             if id(n) in self.store_stmts:
-                lv = n.lvalue if isinstance(n, c_ast.Assignment) else n.expr if isinstance(n, c_ast.UnaryOp) else None
-                r = self.mem_root(lv) if lv is not None else "*"
-                if r == "*" or r not in self.params and r not in self.shared:
-                    anywhere = True
-                else:
-                    written.add(r)
-            if isinstance(n, c_ast.FuncCall) and _wmma_name(n) == "store_matrix_sync":
-                r = _base_root(n.args.exprs[0])
-                if r is None or (r not in self.params and r not in self.shared):
-                    anywhere = True
-                else:
-                    written.add(r)
+                target = n.lvalue if isinstance(n, c_ast.Assignment) else n.expr if isinstance(n, c_ast.UnaryOp) \
+                    else (n.args.exprs[0] if n.args and n.args.exprs else None)
+            elif isinstance(n, c_ast.FuncCall) and _wmma_name(n) == "store_matrix_sync":
+                target = n.args.exprs[0]
+            else:
+                continue
+            r = root_of(target) if target is not None else None
+            if r is None or (r not in self.params and r not in self.shared):
+                anywhere = True
+            else:
+                written.add(r)
 
         def reads_written(e, tainted):
             for m, parent in _walk_parents(e):
@@ -392,14 +434,11 @@ class _Analysis:
                         continue
                     if isinstance(m, c_ast.ArrayRef) and self._decays(m):
                         continue
-                    r = _base_root(m)
-                    if r is None or r in self.frags:
+                    r = root_of(m)
+                    if r is not None and (r in self.frags or self.is_private(r)):
                         continue
-                    if self.is_private(r):
-                        continue
-                    if anywhere or r in written or r not in self.params and r not in self.shared:
-                        if r not in self.params or anywhere or r in written:
-                            return m
+                    if r is None or anywhere or r in written or (r not in self.params and r not in self.shared):
+                        return m
             return None
 
         tainted: set[str] = set()
@@ -620,7 +659,7 @@ def _rewrite_kernel(an: _Analysis, fdef):
     i, lb = _launch_bounds(fdef)
     if lb is not None:
         m = re.match(r"__launch_bounds__\(\s*(\w+)\s*(,.*)?\)$", lb)
-        fdef.decl.funcspec[i] = f"__launch_bounds__({2 * int(m.group(1), 0)}{m.group(2) or ''})"
+        fdef.decl.funcspec[i] = f"__launch_bounds__({min(2 * int(m.group(1), 0), 1024)}{m.group(2) or ''})"
 
 
 def _guard_stores(node, store_ids):

@@ -150,9 +150,20 @@ def test_refuses_block_whose_warps_cannot_become_wavefronts():
     assert d.code == "XP-MCMAP-004" and "multiple of 32" in d.message
 
 
-def test_refuses_position_dependent_fragment_element():
-    d = _refusal(SRC.replace("acc.x[i] = fmaxf(acc.x[i], 0.0f);", "acc.x[i] = fmaxf(acc.x[0], 0.0f);"))
+@pytest.mark.parametrize("body", ["acc.x[i] = fmaxf(acc.x[0], 0.0f);",        # another lane's element
+                                  "acc.x[i] = acc.x[i] + (float)i;",          # the element's position
+                                  "acc.x[i] = acc.x[i] + C0[i];",             # memory by position
+                                  "C[i] = acc.x[i];"])
+def test_refuses_position_dependent_fragment_code(body):
+    # wmma's element -> lane map is unspecified (and differs from MFMA's): only element-wise code
+    # on every x[i] is portable
+    d = _refusal(SRC.replace("acc.x[i] = fmaxf(acc.x[i], 0.0f);", body))
     assert d.code == "XP-MCMAP-003" and d.coord.line > 0
+
+
+def test_refuses_num_elements_outside_the_element_loop():
+    d = _refusal(SRC.replace("float s = 0.0f;", "float s = (float)acc.num_elements;"))
+    assert d.code == "XP-MCMAP-003"
 
 
 def test_refuses_wmma_pointer_read_from_memory_the_kernel_writes():
