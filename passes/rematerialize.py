@@ -1,0 +1,321 @@
+"""rematerialize: per-thread arrays of lifted GPU code back to recomputed values.
+
+Summary
+    The GPU lift keeps a thread's private value that lives across a barrier in an array
+    indexed by the thread id: ``int x[NT];`` declared in the block body, written in one phase
+    (a loop nest over the lifted threads whose body starts with ``const unsigned tid = ...;``)
+    as ``x[tid] = e;`` and read back as ``x[tid]`` later. The dependence analysis of
+    ``task_bind`` cannot use such a read as a subscript (``out[x[tid] * n + j]``). When ``e``
+    is an expression the thread can recompute (its names are the thread loop variables,
+    ``tid``, names never written in the block body, or - for a read in the same phase -
+    declarations of that phase made before the write and never written in it), every read is
+    replaced by ``(T) (e)`` for the write that reaches it: the last earlier top-level write of
+    the same phase, else (a value from an earlier phase) the one expression all writes of the
+    array share. The writes, now dead, and the declaration are removed.
+Requires
+    1. The program has an entry function definition  [XP-REMAT-001].
+    2. A local one-dimensional array of scalars, declared in a block, every access of which
+       is ``A[tid]`` inside thread-loop nests of that block with one signature (same loop
+       variables and extents, same ``tid`` declaration), written only by top-level
+       statements ``A[tid] = e;`` with ``e`` recomputable as above and free of calls with
+       effects, array reads and ``A`` itself; each read reached by such a write of its phase
+       or, when there is none, all writes of the array having the same ``e``
+       [XP-REMAT-002].
+Guarantees
+    Same outputs on the virtual device: each read yields the value the reaching write stored
+    (the names of ``e`` hold the same values at the read: they are never written, or they
+    are the thread's own loop variables and id). The array disappears; the phases then carry
+    no per-thread array that a subscript depends on.
+Example
+    ``x[tid] = bx * 32u + tx; ... out[(y0 + j) * n + x[tid]] = ...`` ->
+    ``out[(y0 + j) * n + ((int) (bx * 32u + tx))] = ...``
+"""
+from __future__ import annotations
+
+import copy
+
+from pycparser import c_ast, c_generator
+
+from . import canon
+from .base import PassInfo, PassRefused, register
+from .unit_loops import const_int
+
+NAME = "rematerialize"
+_GEN = c_generator.CGenerator()
+
+
+def _text(n) -> str:
+    return _GEN.visit(n)
+
+
+def _thread_loop(s):
+    """(var, extent text) of ``for (T v = 0; v < E; ++v)``, else None."""
+    if not isinstance(s, c_ast.For) or not isinstance(s.init, c_ast.DeclList) or \
+            len(s.init.decls) != 1:
+        return None
+    d = s.init.decls[0]
+    if d.init is None or const_int(d.init) != 0:
+        return None
+    c, nxt = s.cond, s.next
+    if not (isinstance(c, c_ast.BinaryOp) and c.op == "<" and isinstance(c.left, c_ast.ID) and
+            c.left.name == d.name and isinstance(nxt, c_ast.UnaryOp) and
+            nxt.op in ("++", "p++") and isinstance(nxt.expr, c_ast.ID) and
+            nxt.expr.name == d.name):
+        return None
+    return d.name, _text(c.right)
+
+
+class Phase:
+    """A thread-loop nest: its loops (outermost first), innermost body items and tid decl."""
+
+    def __init__(self, loops, body, tid):
+        self.loops, self.body, self.tid = loops, body, tid
+        self.vars = [v for v, _ in (_thread_loop(lp) for lp in loops)]
+        self.sig = (tuple(_thread_loop(lp) for lp in loops), tid.name, _text(tid.init))
+
+
+def _phase(s) -> Phase | None:
+    loops = []
+    cur = s
+    while _thread_loop(cur) is not None:
+        loops.append(cur)
+        items = canon.as_items(cur.stmt)
+        if len(items) == 1 and _thread_loop(items[0]) is not None:
+            cur = items[0]
+            continue
+        if items and isinstance(items[0], c_ast.Decl) and items[0].init is not None and \
+                isinstance(items[0].type, c_ast.TypeDecl) and "const" in (items[0].quals or []):
+            body = cur.stmt if isinstance(cur.stmt, c_ast.Compound) else None
+            if body is None:
+                return None
+            return Phase(loops, body, items[0])
+        return None
+    return None
+
+
+def _phases(block) -> list[Phase]:
+    out = []
+
+    def go(n):
+        ph = _phase(n) if isinstance(n, c_ast.For) else None
+        if ph is not None:
+            out.append(ph)
+            return
+        for _, c in n.children():
+            go(c)
+
+    go(block)
+    return out
+
+
+def _array_decls(block) -> list[c_ast.Decl]:
+    return [d for d in (block.block_items or [])
+            if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.ArrayDecl) and
+            isinstance(d.type.type, c_ast.TypeDecl) and d.init is None and d.name and
+            canon.type_words(d.type.type) and "static" not in (d.storage or [])]
+
+
+def _refs(node, name):
+    """Every ``name[...]`` ArrayRef and every other use of ``name`` (bare ID) under node."""
+    refs, bare = [], []
+
+    def go(n, under_ref):
+        if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name == name:
+            refs.append(n)
+            go(n.subscript, False)
+            return
+        if isinstance(n, c_ast.ID) and n.name == name and not under_ref:
+            bare.append(n)
+        for _, c in n.children():
+            go(c, False)
+
+    go(node, False)
+    return refs, bare
+
+
+def _pure(e) -> bool:
+    for n in canon.walk(e):
+        if isinstance(n, (c_ast.ArrayRef, c_ast.StructRef)) or \
+                (isinstance(n, c_ast.UnaryOp) and n.op in ("*", "&")):
+            return False
+    return not canon.has_side_effects(e)
+
+
+class _Plan:
+    """For one array: replacement expression per read node id, statements to delete."""
+
+    def __init__(self, decl):
+        self.decl = decl
+        self.reads: dict[int, c_ast.Node] = {}
+        self.writes: list[tuple[list, c_ast.Node]] = []   # (container items, statement)
+
+
+def _plan_array(block, decl, phases, block_written) -> _Plan | None:
+    name = decl.name
+    refs, bare = _refs(block, name)
+    if bare or not refs:
+        return None
+    # every reference lies in a phase, indexes with that phase's tid, one signature for all
+    where: dict[int, Phase] = {}
+    sig = None
+    for ph in phases:
+        r, _ = _refs(ph.loops[0], name)
+        for x in r:
+            where[id(x)] = ph
+    for x in refs:
+        ph = where.get(id(x))
+        if ph is None or not (isinstance(x.subscript, c_ast.ID) and x.subscript.name == ph.tid.name):
+            return None
+        if sig is None:
+            sig = ph.sig
+        elif ph.sig != sig:
+            return None
+    plan = _Plan(decl)
+    # writes: top-level ``A[tid] = e;`` items of a phase body; no other write forms
+    writes: dict[int, tuple[Phase, int, c_ast.Node]] = {}
+    for ph in {id(p): p for p in where.values()}.values():
+        items = ph.body.block_items or []
+        for k, s in enumerate(items):
+            if isinstance(s, c_ast.Assignment) and s.op == "=" and \
+                    isinstance(s.lvalue, c_ast.ArrayRef) and id(s.lvalue) in where:
+                writes[id(s.lvalue)] = (ph, k, s.rvalue)
+    for x in refs:
+        if id(x) in writes:
+            continue
+        # any other write form (compound assignment, ++, nested or conditional store)
+        for n in canon.walk(block):
+            if isinstance(n, c_ast.Assignment) and n.lvalue is x:
+                return None
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&") and \
+                    n.expr is x:
+                return None
+    if not writes:
+        return None
+    thread_names = set(next(iter(where.values())).vars) | {next(iter(where.values())).tid.name}
+    texts = set()
+    for ph, k, e in writes.values():
+        if not _pure(e) or name in canon.ids_in(e):
+            return None
+        texts.add(_text(e))
+    t = copy.deepcopy(decl.type.type)
+    t.declname = None
+    t.quals = []
+    for x in refs:
+        if id(x) in writes:
+            continue
+        ph = where[id(x)]
+        items = ph.body.block_items or []
+        j = next((k for k, s in enumerate(items) if any(n is x for n in canon.walk(s))), None)
+        if j is None:
+            return None
+        earlier = [(k, e) for (p, k, e) in writes.values() if p is ph and k < j]
+        if earlier:
+            k, e = max(earlier, key=lambda t: t[0])
+            # no other write of the array between the reaching write and the read
+            if any(p is ph and k < kk < j for (p, kk, _) in writes.values()):
+                return None
+            # same iteration of the phase: the names of e keep their values if the phase body
+            # never writes them; declarations of the phase must precede the write at top level
+            names = canon.ids_in(e) - thread_names
+            top = {d.name for d in items[:k] if isinstance(d, c_ast.Decl) and d.name}
+            inner = {n.name for n in canon.walk(ph.body) if isinstance(n, c_ast.Decl) and n.name}
+            if names & canon.written_names(ph.body) or (names & inner) - top:
+                return None
+        else:
+            if len(texts) != 1:
+                return None
+            e = next(iter(writes.values()))[2]
+            # a value from another phase (or iteration): the names of e must mean the same
+            # there, i.e. never be written in the block and not be declared below its top level
+            names = canon.ids_in(e) - thread_names
+            nested = {n.name for n in canon.walk(block) if isinstance(n, c_ast.Decl) and n.name} - \
+                {d.name for d in (block.block_items or []) if isinstance(d, c_ast.Decl)}
+            if names & block_written or names & nested:
+                return None
+        plan.reads[id(x)] = c_ast.Cast(c_ast.Typename(None, [], None, copy.deepcopy(t)),
+                                       copy.deepcopy(e))
+    for ph, k, e in writes.values():
+        plan.writes.append((ph.body.block_items, ph.body.block_items[k]))
+    return plan
+
+
+def _replace_reads(node, reads: dict):
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        v = getattr(node, attr, None)
+        if isinstance(v, c_ast.Node):
+            if id(v) in reads:
+                setattr(node, attr, reads[id(v)])
+            else:
+                _replace_reads(v, reads)
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                if isinstance(x, c_ast.Node):
+                    if id(x) in reads:
+                        v[i] = reads[id(x)]
+                    else:
+                        _replace_reads(x, reads)
+
+
+def _blocks(fdef):
+    return [n for n in canon.walk(fdef.body) if isinstance(n, c_ast.Compound)]
+
+
+def _rewrite(program, ast) -> int:
+    fdef = canon.entry_def(ast, program.entry.name)
+    done = 0
+    progress = True
+    while progress:
+        progress = False
+        for block in _blocks(fdef):
+            decls = _array_decls(block)
+            if not decls:
+                continue
+            phases = _phases(block)
+            if not phases:
+                continue
+            written = canon.written_names(block)
+            for d in decls:
+                plan = _plan_array(block, d, phases, written)
+                if plan is None:
+                    continue
+                _replace_reads(block, plan.reads)
+                for items, s in plan.writes:
+                    items[:] = [x for x in items if x is not s]
+                block.block_items = [x for x in block.block_items if x is not d]
+                done += 1
+                progress = True
+                break
+            if progress:
+                break
+    return done
+
+
+@register(PassInfo(
+    name=NAME,
+    summary="per-thread arrays of lifted GPU code (x[tid] = e across barriers) -> e recomputed "
+            "at each read",
+    requires=("an entry function definition (XP-REMAT-001)",
+              "a local array accessed only as A[tid] in thread-loop nests of one signature, "
+              "written only by top-level A[tid] = e with e recomputable where it is read "
+              "(XP-REMAT-002)"),
+    guarantees=("same outputs on the virtual device", "the array and its writes are removed"),
+))
+def rematerialize(program):
+    ast = copy.deepcopy(program.ast)
+    if not _rewrite(program, ast):
+        raise PassRefused("rematerialize: no per-thread array to recompute")
+    return canon.reparse(program, ast)
+
+
+@rematerialize.legality
+def _legal(program):
+    if program.entry is None or program.ast is None or \
+            canon.entry_def(program.ast, program.entry.name) is None:
+        return [canon.diag(program, NAME, "XP-REMAT-001", "no entry function definition")]
+    if not _rewrite(program, copy.deepcopy(program.ast)):
+        return [canon.diag(program, NAME, "XP-REMAT-002",
+                           "no per-thread array (A[tid] in thread loops) whose every read can "
+                           "recompute the value written")]
+    return []
