@@ -134,6 +134,7 @@ class Plan:
     info: affine.NestInfo
     scratch: dict = field(default_factory=dict)     # host array name -> Decl (device buffer)
     aliases: dict = field(default_factory=dict)     # host pointer local -> Decl (rebased)
+    two_level: list = field(default_factory=list)   # levels=2: (kernel, None or why one level)
 
 
 def _diag(program, code: str, message: str, node=None) -> Diagnostic:
@@ -205,7 +206,8 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
             msg += f" ({why.reason})"
             node = why.node
         raise BindError("XP-BIND-001", msg, node)
-    return Plan(regions, sizes, builder.helpers, info, builder.scratch, builder.aliases)
+    return Plan(regions, sizes, builder.helpers, info, builder.scratch, builder.aliases,
+                builder.two_level)
 
 
 def parse_extents(text: str) -> dict[str, str]:
@@ -534,12 +536,15 @@ class _Planner:
             return
         try:
             r.sched = blocks.schedule(r.loops[0], self.info, min(self.block, 1024),
-                                      self.shared_limit)
+                                      self.shared_limit,
+                                      self.program.facts.get("constants") or {})
         except blocks.NotTwoLevel as exc:
             self.two_level.append((r.name, str(exc)))
             return
         r.loops = r.loops[:1]            # the inner loop of a fused band is scheduled in the body
         r.block = r.sched.block
+        if r.sched.scratch_bytes:         # arrays over the shared limit: per-block global slices
+            r.params.append(("__xp_scratch", "char *"))
         self.two_level.append((r.name, None))
 
     def _alias_refusal(self, decl: c_ast.Decl, scope, stmts) -> str | None:
@@ -1073,7 +1078,7 @@ def _kernel_def_blocks(fdef, region: Region, info) -> c_ast.FuncDef:
     schedule of ``loop_bind_blocks`` (rewrite; the schedule is the legality)."""
     from . import loop_bind_blocks as blocks
     lp = region.loops[0]
-    shared, body = blocks.build(region.sched, _clean)
+    shared, body = blocks.build(region.sched, _clean, info)
     (n_decl, loop) = _parse_snippet(
         "const long long __xp_n = 0;"
         "for (long long __xp_b = blockIdx.x; __xp_b < __xp_n; __xp_b += gridDim.x) { }")
@@ -1141,8 +1146,9 @@ def _device_value(name: str, ptype: str | None, info, scratch, aliases):
     return None
 
 
-def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None) -> list:
-    """Host statements launching ``region`` (count, grid, <<<>>>)."""
+def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=None) -> list:
+    """Host statements launching ``region`` (count, grid, <<<>>>); a two-level region with
+    per-block scratch gets a buffer of grid x slice bytes around its launch."""
     args = []
     for n, t in region.params:
         dev = _device_value(n, t, info, scratch or {}, aliases or {})
@@ -1159,6 +1165,9 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None) -> l
     per = b                              # iterations per block
     if region.sched is not None:         # two levels: one block per iteration, block-strided
         cap, per = STRIDE_GRID, 1
+        if region.sched.scratch_bytes:
+            from .loop_bind_blocks import SCRATCH_BUDGET
+            cap = max(1, min(STRIDE_GRID, SCRATCH_BUDGET // region.sched.scratch_bytes))
     stmts = _parse_snippet(
         f"const long long __xp_n{k} = 0;"
         f"if (__xp_n{k} > 0) {{ long long __xp_g{k} = (__xp_n{k} + {per - 1}) / {per};"
@@ -1167,7 +1176,17 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None) -> l
     grid = _dim3(c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
         None, [], None, c_ast.IdentifierType(["unsigned"]))), c_ast.ID(f"__xp_g{k}")))
     blk = _dim3(c_ast.Constant("int", str(b)))
-    stmts[1].iftrue.block_items.append(_launch(region.name, grid, blk, args))
+    body = stmts[1].iftrue.block_items
+    if region.sched is not None and region.sched.scratch_bytes:
+        from platforms.common.hostgen import CUDA_RUNTIME
+        rt = rt or CUDA_RUNTIME
+        body += _parse_snippet(
+            f"char *__xp_scratch = 0; {rt.malloc}((void **)&__xp_scratch, "
+            f"(unsigned long long) __xp_g{k} * {region.sched.scratch_bytes});")
+        body.append(_launch(region.name, grid, blk, args))
+        body += _parse_snippet(f"{rt.free}(__xp_scratch);")
+    else:
+        body.append(_launch(region.name, grid, blk, args))
     return [c_ast.Compound(stmts)]
 
 
@@ -1350,7 +1369,7 @@ def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt
             out.append(loop)
         else:
             kernels.append(_kernel_def(r, info, None))
-            out += _launch_stmts(r, info, counter[0], scratch, aliases)
+            out += _launch_stmts(r, info, counter[0], scratch, aliases, rt)
             counter[0] += 1
     if mine and any(isinstance(n, c_ast.Return) for s in out for n in _walk(s)):
         raise BindError("XP-BIND-005", "a return statement would skip the release of the "

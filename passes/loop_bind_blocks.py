@@ -50,6 +50,10 @@ from pycparser import c_ast
 from . import affine
 
 MIN_BLOCK = 64
+SCRATCH_ALIGN = 256          # bytes; per-block global scratch slices and arrays in them
+SCRATCH_BUDGET = 1 << 28     # bytes of per-block scratch over the whole grid (caps the grid)
+HALF_TYPES = {"_Float16": 2, "half": 2, "__half": 2, "__fp16": 2, "__bf16": 2,
+              "bfloat16_t": 2, "__nv_bfloat16": 2, "hip_bfloat16": 2}
 PREFER_THREADS = 64          # bind a parallel loop with inner parallel loops when >= this count
 
 
@@ -60,10 +64,12 @@ class NotTwoLevel(Exception):
 @dataclass
 class Schedule:
     items: list                         # tagged tree (see _Scheduler)
-    shared: list                        # (Decl, bytes) hoisted to __shared__
-    thread_loops: list                  # LoopInfo bound to threadIdx.x
+    shared: list                        # (Decl, bytes, dims) hoisted to __shared__
+    thread_loops: list                  # bands of LoopInfo bound to threadIdx.x
     block: int = 256
     shared_bytes: int = 0
+    scratch: list = field(default_factory=list)    # (Decl, bytes, dims, offset) per block
+    scratch_bytes: int = 0              # per-block global scratch (arrays over the limit)
     notes: list = field(default_factory=list)
 
 
@@ -83,9 +89,10 @@ class _State:
 
 
 def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
-             shared_limit: int) -> Schedule:
-    """The two-level schedule of the body of ``loop`` (raises NotTwoLevel)."""
-    s = _Scheduler(info, shared_limit)
+             shared_limit: int, constants: dict | None = None) -> Schedule:
+    """The two-level schedule of the body of ``loop`` (raises NotTwoLevel); ``constants``:
+    the program's named integer constants (macros), for array bounds."""
+    s = _Scheduler(info, shared_limit, constants or {})
     body = loop.node.stmt
     stmts = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
     _check_names(loop.node.stmt)
@@ -100,16 +107,42 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
     for d, _, _ in s.shared:
         if declared.get(d.name, 0) != 1:
             raise NotTwoLevel(f"array '{d.name}' is declared more than once in the kernel")
+    shared, scratch, used, off = [], [], 0, 0
+    for d, n, dims in s.shared:         # on chip while they fit, in declaration order
+        if used + n <= shared_limit:
+            shared.append((d, n, dims))
+            used += n
+            continue
+        why = _whole_array_use(loop.node, d.name)
+        if why:
+            raise NotTwoLevel(f"array '{d.name}' does not fit in shared memory and {why}")
+        scratch.append((d, n, dims, off))
+        off += (n + SCRATCH_ALIGN - 1) // SCRATCH_ALIGN * SCRATCH_ALIGN
     if not s.thread_loops:
         raise NotTwoLevel("no loop of the body is parallel")
-    counts = [_trip_const(lp) for lp in s.thread_loops]
+    counts = []
+    for band in s.thread_loops:
+        c = 1
+        for lp in band:
+            k = _trip_const(lp)
+            c = None if c is None or k is None else c * k
+        counts.append(c)
     if all(c is not None for c in counts):
         want = max(counts)
         block = max(MIN_BLOCK, min(max_block, (want + 31) // 32 * 32))
     else:
         block = max_block
     block = min(block, max_block)
-    return Schedule(items, s.shared, s.thread_loops, block, s.shared_bytes)
+    return Schedule(items, shared, s.thread_loops, block, used, scratch, off)
+
+
+def _whole_array_use(node, name: str) -> str | None:
+    """Why array ``name`` cannot become a pointer into scratch (``sizeof`` or ``&`` of it)."""
+    for n in _walk(node):
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("sizeof", "&") and \
+                isinstance(n.expr, c_ast.ID) and n.expr.name == name:
+            return f"the code applies '{n.op}' to it"
+    return None
 
 
 def _trip_const(lp):
@@ -190,10 +223,9 @@ class _Scheduler:
     """Items: ("stmt", node) redundant | ("single", [nodes]) thread 0 | ("par", For, LoopInfo)
     | ("sync",) | ("if", If, then_items, else_items) | ("loop", For, items) | ("block", items)."""
 
-    def __init__(self, info, shared_limit):
-        self.info, self.shared_limit = info, shared_limit
+    def __init__(self, info, shared_limit, constants):
+        self.info, self.shared_limit, self.constants = info, shared_limit, constants
         self.shared: list = []
-        self.shared_bytes = 0
         self.thread_loops: list = []
         self.verdicts: dict = {}
         self.arrays = {id(v.decl): v for v in info.locals.values()
@@ -229,15 +261,17 @@ class _Scheduler:
             strided = self._parallel(s, lp)
             if strided:
                 count = _trip_const(lp)
-                if self._has_parallel(s.stmt) and (count is None or count < PREFER_THREADS):
+                band = self._band(s, lp)
+                if len(band) == 1 and self._has_parallel(s.stmt) and \
+                        (count is None or count < PREFER_THREADS):
                     attempt = self._try(lambda st2: self._loop(s, st2), st)
                     if attempt is not None:
                         items.extend(attempt[0])
                         st.reads, st.writes = attempt[1].reads, attempt[1].writes
                         return
                 self._fence(items, st, True, True)
-                items.append(("par", s, lp))
-                self.thread_loops.append(lp)
+                items.append(("par", s, band))
+                self.thread_loops.append(band)
                 return
         if isinstance(s, c_ast.For) and self._has_parallel(s.stmt):
             attempt = self._try(lambda st2: self._loop(s, st2), st)
@@ -257,12 +291,12 @@ class _Scheduler:
     def _try(self, fn, st):
         """Run a composite scheduling attempt on a copy of the state; None if it fails (the
         scheduler's shared/thread lists are restored)."""
-        saved = (list(self.shared), self.shared_bytes, list(self.thread_loops))
+        saved = (list(self.shared), list(self.thread_loops))
         st2 = st.copy()
         try:
             out = fn(st2)
         except NotTwoLevel:
-            self.shared, self.shared_bytes, self.thread_loops = saved
+            self.shared, self.thread_loops = saved
             return None
         return out, st2
 
@@ -286,21 +320,20 @@ class _Scheduler:
 
     def decl(self, d, items, st) -> None:
         if isinstance(d.type, c_ast.ArrayDecl):
-            var = self.arrays.get(id(d))
-            if var is None or not var.dims or any(not isinstance(x, int) for x in var.dims):
+            dims = self._dims(d.type)
+            if dims is None:
                 raise NotTwoLevel(f"array '{d.name}' has no constant dimensions")
             if d.init is not None or set(d.storage or []) & {"static", "extern"}:
                 raise NotTwoLevel(f"array '{d.name}' is static or initialised")
-            elem = affine._bytes_of_words(affine._type_names(_base_type(d.type)))
+            words = affine._type_names(_base_type(d.type))
+            elem = affine._bytes_of_words(words) or \
+                next((HALF_TYPES[w] for w in words if w in HALF_TYPES), None)
             if not elem:
                 raise NotTwoLevel(f"array '{d.name}': unknown element size")
             n = elem
-            for x in var.dims:
+            for x in dims:
                 n *= x
-            if self.shared_bytes + n > self.shared_limit:
-                raise NotTwoLevel(f"shared arrays need more than {self.shared_limit} bytes")
-            self.shared.append((d, n, tuple(var.dims)))
-            self.shared_bytes += n
+            self.shared.append((d, n, dims))
             return
         if set(d.storage or []) & {"static", "extern"}:
             raise NotTwoLevel(f"'{d.name}' is static")
@@ -309,6 +342,16 @@ class _Scheduler:
             raise NotTwoLevel(f"the initialiser of '{d.name}' writes memory")
         self._fence(items, st, reads, False)
         items.append(("stmt", d))
+
+    def _dims(self, t) -> tuple | None:
+        dims = []
+        while isinstance(t, c_ast.ArrayDecl):
+            v = _const_int(t.dim, self.constants) if t.dim is not None else None
+            if v is None or v <= 0:
+                return None
+            dims.append(v)
+            t = t.type
+        return tuple(dims)
 
     # -- composites -----------------------------------------------------------------------
     def _loop(self, s: c_ast.For, st) -> list:
@@ -347,6 +390,28 @@ class _Scheduler:
         st.reads, st.writes = a.reads or b.reads, a.writes or b.writes
         return items
 
+    def _band(self, s: c_ast.For, lp) -> list:
+        """``[lp, ...]``: ``lp`` and the loops perfectly nested in it that are parallel too,
+        with bounds that do not depend on the band's variables (a rectangular band, run as
+        one collapsed thread-strided index; distinct points of the band are independent as
+        each loop carries no dependence at its level)."""
+        from .loop_bind import _ir_names, _mentions_loop, _only_loop
+        band = [lp]
+        node = s
+        while True:
+            inner = _only_loop(node.stmt)
+            if inner is None or id(inner) not in self.info.loop_of:
+                return band
+            ilp = self.info.loop_of[id(inner)]
+            if not self._parallel(inner, ilp):
+                return band
+            irs = (ilp.lo, ilp.hi, ilp.start)
+            if any(_ir_names(ir, self.info) is None for ir in irs) or \
+                    any(_mentions_loop(ir, o.uid) for ir in irs for o in band):
+                return band
+            band.append(ilp)
+            node = inner
+
     def _has_parallel(self, node) -> bool:
         for n in _walk(node):
             if isinstance(n, c_ast.For) and id(n) in self.info.loop_of:
@@ -384,6 +449,34 @@ class _Scheduler:
         return True
 
 
+def _const_int(e, constants: dict) -> int | None:
+    """Value of an integer constant expression over literals and named constants."""
+    if isinstance(e, c_ast.Constant):
+        text = e.value.rstrip("uUlL")
+        try:
+            return int(text, 0)
+        except ValueError:
+            return None
+    if isinstance(e, c_ast.ID):
+        v = constants.get(e.name)
+        return v if isinstance(v, int) else None
+    if isinstance(e, c_ast.Cast):
+        return _const_int(e.expr, constants)
+    if isinstance(e, c_ast.UnaryOp) and e.op == "-":
+        v = _const_int(e.expr, constants)
+        return None if v is None else -v
+    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*", "/", "%"):
+        a, b = _const_int(e.left, constants), _const_int(e.right, constants)
+        if a is None or b is None or (e.op in ("/", "%") and b == 0):
+            return None
+        if e.op == "/":
+            return int(a / b)
+        if e.op == "%":
+            return a - int(a / b) * b
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
 def _branch(stmt) -> list:
     """Statements of an if branch (a block's items: the branch is its own scope anyway)."""
     return (stmt.block_items or []) if isinstance(stmt, c_ast.Compound) else [stmt]
@@ -396,7 +489,7 @@ def _base_type(t):
 
 
 # ------------------------------------------------------------------------------ rewrite
-def build(sched: Schedule, clean) -> tuple[list, list]:
+def build(sched: Schedule, clean, info) -> tuple[list, list]:
     """(shared declarations, body statements) of the schedule; ``clean`` deep-copies a source
     statement (dropping OpenMP pragmas)."""
     hoisted = {id(d) for d, _, _ in sched.shared}
@@ -409,7 +502,9 @@ def build(sched: Schedule, clean) -> tuple[list, list]:
             t.dim = c_ast.Constant("int", str(x))
             t = t.type
         shared.append(nd)
-    return shared, _items(sched.items, clean, hoisted)
+    for d, _, dims, off in sched.scratch:
+        shared.append(_scratch_view(d, dims, off, sched.scratch_bytes))
+    return shared, _items(sched.items, clean, hoisted, info)
 
 
 def _sync():
@@ -420,7 +515,7 @@ def _tid(name: str):
     return c_ast.StructRef(c_ast.ID(name), ".", c_ast.ID("x"))
 
 
-def _items(items, clean, hoisted) -> list:
+def _items(items, clean, hoisted, info) -> list:
     out = []
     for it in items:
         tag = it[0]
@@ -433,19 +528,23 @@ def _items(items, clean, hoisted) -> list:
             cond = c_ast.BinaryOp("==", _tid("threadIdx"), c_ast.Constant("int", "0"))
             out.append(c_ast.If(cond, body, None))
         elif tag == "par":
-            out.append(_strided(clean(it[1]), it[2]))
+            band = it[2]
+            if len(band) == 1:
+                out.append(_strided(clean(it[1]), band[0]))
+            else:
+                out.append(_collapsed(clean(_innermost(it[1], len(band)).stmt), band, info))
         elif tag == "block":
-            out.append(c_ast.Compound(_items(it[1], clean, hoisted)))
+            out.append(c_ast.Compound(_items(it[1], clean, hoisted, info)))
         elif tag == "if":
             src = it[1]
-            then = c_ast.Compound(_items(it[2], clean, hoisted))
-            other = c_ast.Compound(_items(it[3], clean, hoisted)) if src.iffalse is not None else None
+            then = c_ast.Compound(_items(it[2], clean, hoisted, info))
+            other = c_ast.Compound(_items(it[3], clean, hoisted, info)) if src.iffalse is not None else None
             out.append(c_ast.If(copy.deepcopy(src.cond), then, other))
         elif tag == "loop":
             src = it[1]
             loop = c_ast.For(copy.deepcopy(src.init), copy.deepcopy(src.cond),
                              copy.deepcopy(src.next),
-                             c_ast.Compound(_items(it[2], clean, hoisted)))
+                             c_ast.Compound(_items(it[2], clean, hoisted, info)))
             out.append(loop)
     return out
 
@@ -468,3 +567,69 @@ def _strided(loop: c_ast.For, lp) -> c_ast.For:
         scaled(typed(_tid("threadIdx"))))
     loop.next = c_ast.Assignment("+=", c_ast.ID(lp.var), scaled(typed(_tid("blockDim"))))
     return loop
+
+
+def _innermost(loop: c_ast.For, depth: int) -> c_ast.For:
+    from .loop_bind import _only_loop
+    for _ in range(depth - 1):
+        loop = _only_loop(loop.stmt)
+    return loop
+
+
+def _collapsed(body, band, info) -> c_ast.Compound:
+    """A rectangular parallel band as one thread-strided index over the product of its trip
+    counts: ``{ const long long c1 = n1; ...; for (long long j = threadIdx.x; j < c0 * c1 ...;
+    j += blockDim.x) { T0 v0 = (T0) (s0 + j / (c1 * c2) * d0); ...; body } }``."""
+    from .loop_bind import _count_ast, _loop_var_decls, _parse_snippet
+    decls, counts = [], []
+    for k, lp in enumerate(band):
+        (d,) = _parse_snippet(f"const long long __xp_c{k} = 0;")
+        n = _count_ast(lp, info)
+        (clamp,) = _parse_snippet("__xp_r = (__xp_x) > 0 ? (__xp_x) : 0;")
+        from .loop_bind import _fill
+        d.init = _fill(clamp, {"__xp_x": n}).rvalue
+        decls.append(d)
+        counts.append(c_ast.ID(f"__xp_c{k}"))
+    total = counts[0]
+    for c in counts[1:]:
+        total = c_ast.BinaryOp("*", total, c)
+    idx = {}
+    for k in range(len(band)):
+        e = c_ast.ID("__xp_j")
+        inner = counts[k + 1:]
+        if inner:
+            div = inner[0]
+            for c in inner[1:]:
+                div = c_ast.BinaryOp("*", div, c)
+            e = c_ast.BinaryOp("/", e, div)
+        if k > 0:
+            e = c_ast.BinaryOp("%", e, counts[k])
+        idx[f"__xp_k{k}"] = e
+    (loop,) = _parse_snippet("for (long long __xp_j = threadIdx.x; __xp_j < __xp_m; "
+                             "__xp_j += blockDim.x) { }")
+    loop.cond.right = total
+    items = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
+    loop.stmt = c_ast.Compound(_loop_var_decls(band, info, idx) + list(items))
+    return c_ast.Compound(decls + [loop])
+
+
+def _scratch_view(d: c_ast.Decl, dims: tuple, off: int, per_block: int) -> c_ast.Decl:
+    """``T (*name)[d1]... = (T (*)[d1]...) (__xp_scratch + (long long) blockIdx.x * per_block
+    + off);``: an array over the shared limit as this block's slice of global scratch."""
+    from pycparser.c_parser import CParser
+
+    from platforms.common.generator import type_text
+
+    from .loop_bind import _param_decls, _strip_coords, _strip_quals, _typedefs
+    elem = copy.deepcopy(_base_type(d.type))
+    _strip_quals(elem)
+    t = elem
+    for x in reversed(dims[1:]):
+        t = c_ast.ArrayDecl(t, c_ast.Constant("int", str(x)), [])
+    ptype = type_text(c_ast.PtrDecl([], t))
+    code = (f"void __xp_tmpl(char *__xp_scratch) {{ {_param_decls([(d.name, ptype)])} = "
+            f"({ptype}) (__xp_scratch + (long long) blockIdx.x * {per_block} + {off}); }}")
+    ast = CParser().parse(_typedefs([("", ptype)]) + code)
+    decl = ast.ext[-1].body.block_items[0]
+    _strip_coords(decl)
+    return decl
