@@ -27,6 +27,7 @@ Summary
       is the only portable use of ``x[]``, CUDA-PG "Warp Matrix Functions").
 Requires
     1. The program is CUDA and the target HIP (XP-MCMAP-001); it uses wmma (XP-MCMAP-002).
+       (HIP -> CUDA: see below.)
     2. Every fragment is m16n16k16 with ``half`` matrix_a / matrix_b and a ``float`` accumulator;
        ``mma_sync`` without ``satf``; fragments are used only as wmma arguments, in
        ``f.num_elements`` and as ``f.x[i]`` (XP-MCMAP-003).
@@ -46,9 +47,21 @@ Guarantees
     f32 accumulation as ``mma_sync``; every CUDA thread's memory effects happen once, in lane
     l < 32 of its wavefront, in program order; barriers and warp collectives are reached by all
     64 lanes (shuffles keep width 32, so the shadows exchange only among themselves).
+HIP -> CUDA (passes/matrix_core_map_hip.py)
+    ``d = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, c, 0, 0, 0)`` becomes one wmma m16n16k16
+    ``mma_sync`` (half inputs, float accumulator: the same exact products and float sums). The
+    block keeps its threads (a wavefront becomes two warps); since a fragment's element -> lane
+    map is unspecified, the operands pass through a per-wavefront 16x16 tile in shared memory
+    (lane L writes its MFMA operand elements at their matrix positions, the wavefront's first
+    warp loads, multiplies and stores D, every lane reads its four D elements back), with
+    ``__syncthreads()`` between the steps. Requires: only the 16x16x16f16 form (the float32
+    MFMA has no exact wmma form: tf32 / half fragments would round the inputs; 32x32x8f16 is not
+    mapped) (XP-MCMAP-007); MFMA calls as ``d = mfma(a, b, c, 0, 0, 0);`` on plain 4-element
+    vector locals used otherwise only as ``v[i]``, no 64-lane collectives or ``warpSize``
+    (XP-MCMAP-008); MFMA calls and jumps in block-uniform control flow (XP-MCMAP-009); one
+    constant launch block per kernel, a whole number of wavefronts (XP-MCMAP-004).
 Options
-    to: target platform (``hip``; ``cuda`` is refused with XP-MCMAP-007 for the float32 MFMA,
-    which has no exact wmma form, and for the f16 forms, which this pass does not map yet).
+    to: target platform, ``hip`` (wmma -> MFMA) or ``cuda`` (MFMA -> wmma).
 Example
     ``wmma::mma_sync(acc, a, b, acc);`` ->
     ``acc = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, acc, 0, 0, 0);``
@@ -588,13 +601,15 @@ def _launch_bounds(fdef):
 # ------------------------------------------------------------------------------ the pass
 @register(PassInfo(
     name=NAME,
-    summary="CUDA wmma m16n16k16 (half, float acc) -> HIP 16x16x16f16 MFMA, one wavefront per warp",
-    options={"to": Option(str, "hip", "target platform (hip; cuda refuses, see XP-MCMAP-007)")},
+    summary="CUDA wmma m16n16k16 (half, float acc) <-> HIP 16x16x16f16 MFMA, keeping kernels and launches",
+    options={"to": Option(str, "hip", "target platform: hip (wmma -> MFMA) or cuda (f16 MFMA -> wmma)")},
     requires=("cuda source, hip target, wmma kernels (XP-MCMAP-001/002)",
               "m16n16k16 fragments, half inputs, float accumulator, element-wise x[] use (XP-MCMAP-003)",
               "constant launch blocks with x a multiple of 32, <= 512 threads (XP-MCMAP-004)",
               "memory writes as whole statements, no unknown calls (XP-MCMAP-005)",
-              "wmma arguments / control flow independent of memory the kernel writes (XP-MCMAP-006)"),
+              "wmma arguments / control flow independent of memory the kernel writes (XP-MCMAP-006)",
+              "hip -> cuda: only the 16x16x16f16 MFMA (XP-MCMAP-007), on vector locals (XP-MCMAP-008), "
+              "in block-uniform control flow (XP-MCMAP-009)"),
     guarantees=("same outputs on the virtual device", "one wavefront per former warp, block x doubled",
                 "every wmma mma_sync becomes one MFMA"),
     introduces=("__builtin_amdgcn_mfma_f32_16x16x16f16", "__xp_tx / __xp_lead / __xp_lane locals",
@@ -603,6 +618,8 @@ def _launch_bounds(fdef):
 def matrix_core_map(program, *, to: str = "hip"):
     from .api_map import map_api
 
+    if to == "cuda":
+        return _to_cuda(program)
     ast = copy.deepcopy(program.ast)
     kernels = _kernels_with_wmma(ast)
     names = {k.decl.name for k in kernels}
@@ -854,19 +871,43 @@ def _legal(program, *, to: str = "hip") -> list[Diagnostic]:
     return api_legality(program, to, allow_matrix=True)
 
 
-_MFMA = re.compile(r"^__builtin_amdgcn_mfma_(\w+)$")
+def _to_cuda(program):
+    from . import matrix_core_map_hip as H
+    from .api_map import map_api
+
+    ast = copy.deepcopy(program.ast)
+    kernels = H.mfma_kernels(ast)
+    blocks = _launch_blocks(program, {k.decl.name for k in kernels})
+    waves = {name: bl[0][0] * bl[0][1] * bl[0][2] // 64 for name, bl in blocks.items()}
+    H.rewrite(program, ast, waves)
+    facts = copy.deepcopy(program.facts)
+    mid = replace(program, ast=ast, source="", facts=facts)
+    out = map_api(mid, "cuda")
+    pre = [l for l in out.facts.get("preamble", []) if "cuda_fp16.h" not in l and "mma.h" not in l]
+    at = next((i + 1 for i, l in enumerate(pre) if "cuda_runtime" in l), 0)
+    out.facts["preamble"] = pre[:at] + ["#include <cuda_fp16.h>", "#include <mma.h>"] + pre[at:]
+    return canon.reparse(out, out.ast)
 
 
 def _legal_to_cuda(program) -> list[Diagnostic]:
-    found = None
-    for n in canon.walk(program.ast):
-        m = _MFMA.match(canon.call_name(n) or "") if isinstance(n, c_ast.FuncCall) else None
-        if m:
-            found = (m.group(1), n)
-            if "f32" in m.group(1).split("_", 1)[1] or m.group(1).endswith("f32"):
-                return _refuse(program, "XP-MCMAP-007", f"'{canon.call_name(n)}' multiplies float32 inputs: "
-                               "wmma has no float32 form (tf32 or half fragments would round the inputs)", n)
-    if found is None:
-        return _refuse(program, "XP-MCMAP-002", "no MFMA builtin (api_map applies)")
-    return _refuse(program, "XP-MCMAP-007", f"'__builtin_amdgcn_mfma_{found[0]}': the MFMA -> wmma mapping "
-                   "(per-lane operand gathers -> load_matrix_sync) is not implemented", found[1])
+    from . import matrix_core_map_hip as H
+    from .api_map import api_legality
+
+    err = H.check(program, lambda code, msg, node: _refuse(program, code, msg, node))
+    if err:
+        return err
+    kernels = H.mfma_kernels(program.ast)
+    blocks = _launch_blocks(program, {k.decl.name for k in kernels})
+    for k in kernels:
+        bl = blocks[k.decl.name]
+        if not bl or len(set(bl)) != 1 or None in bl[0]:
+            return _refuse(program, "XP-MCMAP-004", f"kernel '{k.decl.name}' is not launched with one constant "
+                           "block (the per-wavefront exchange tiles are sized by it)", k)
+        x, y, z = bl[0]
+        if (x * y * z) % 64:
+            return _refuse(program, "XP-MCMAP-004", f"kernel '{k.decl.name}': block {bl[0]} is not a whole number "
+                           "of 64-lane wavefronts", k)
+    return api_legality(program, "cuda", allow_matrix=True)
+
+
+_MFMA = re.compile(r"^__builtin_amdgcn_mfma_(\w+)$")

@@ -226,3 +226,97 @@ def test_source_compiles_with_nvcc(tmp_path):
     r = subprocess.run(["nvcc", "-c", "-arch=sm_80", str(path), "-o", str(tmp_path / "mm.o")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+# HIP -> CUDA: a block of two wavefronts; wavefront w computes the 16x16 tile (row0, col0 + 16w) of
+# C = leaky_relu(A * B + bias) with the f16 MFMA over a K loop
+HIP_SRC = r"""
+#include <hip/hip_runtime.h>
+typedef _Float16 half4_t __attribute__((ext_vector_type(4)));
+typedef float float4_t __attribute__((ext_vector_type(4)));
+
+__global__ void __launch_bounds__(128) gemm16(const _Float16 *A, const _Float16 *B, const float *bias, float *C,
+                                              int N, int K) {
+  const int wave = threadIdx.x / 64;
+  const int lane = threadIdx.x % 64;
+  const int row0 = blockIdx.y * 16;
+  const int col0 = (blockIdx.x * 2 + wave) * 16;
+  const float bv = bias[col0 + lane % 16];
+  float4_t acc = {bv, bv, bv, bv};
+  for (int k = 0; k < K; k += 16) {
+    half4_t a, b;
+    for (int r = 0; r < 4; ++r) {
+      a[r] = A[(row0 + lane % 16) * K + k + 4 * (lane / 16) + r];
+      b[r] = B[(k + 4 * (lane / 16) + r) * N + col0 + lane % 16];
+    }
+    acc = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, acc, 0, 0, 0);
+  }
+  for (int r = 0; r < 4; ++r)
+    C[(row0 + 4 * (lane / 16) + r) * N + col0 + lane % 16] = acc[r] > 0.0f ? acc[r] : 0.125f * acc[r];
+}
+
+extern "C" void gemm(_Float16 *A, _Float16 *B, float *bias, float *C, int M, int N, int K) {
+  _Float16 *dA, *dB;
+  float *dbias, *dC;
+  hipMalloc((void **)&dA, M * K * sizeof(_Float16));
+  hipMalloc((void **)&dB, K * N * sizeof(_Float16));
+  hipMalloc((void **)&dbias, N * sizeof(float));
+  hipMalloc((void **)&dC, M * N * sizeof(float));
+  hipMemcpy(dA, A, M * K * sizeof(_Float16), hipMemcpyHostToDevice);
+  hipMemcpy(dB, B, K * N * sizeof(_Float16), hipMemcpyHostToDevice);
+  hipMemcpy(dbias, bias, N * sizeof(float), hipMemcpyHostToDevice);
+  hipLaunchKernelGGL(gemm16, dim3(N / 32, M / 16), dim3(128), 0, 0, dA, dB, dbias, dC, N, K);
+  hipMemcpy(C, dC, M * N * sizeof(float), hipMemcpyDeviceToHost);
+  hipFree(dA);
+  hipFree(dB);
+  hipFree(dbias);
+  hipFree(dC);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mapped_hip():
+    prog = parse_source(HIP_SRC, "hip", "g.hip")
+    return prog, run_pass("matrix_core_map", prog, to="cuda")
+
+
+def test_f16_mfma_becomes_wmma(mapped_hip):
+    _, out = mapped_hip
+    text = _emit(out)
+    assert out.platform == "cuda" and "__builtin_amdgcn" not in text and "hip" not in text.lower()
+    assert text.count("nvcuda::wmma::mma_sync(") == 1 and "#include <mma.h>" in text
+    assert out.launches[0].block[0] == "128"                     # same threads: a wavefront = 2 warps
+
+
+def test_f16_mfma_mapping_verified_on_the_virtual_device(mapped_hip, tmp_path):
+    prog, out = mapped_hip
+    rng = np.random.default_rng(1)
+    M, N, K = 32, 64, 48
+    A = rng.standard_normal(M * K).astype(np.float16)
+    B = rng.standard_normal(K * N).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float32)
+    want = [A, B, bias, np.zeros(M * N, np.float32), M, N, K]
+    got = [A.copy(), B.copy(), bias.copy(), np.zeros(M * N, np.float32), M, N, K]
+    run_kernel(tmp_path / "a.hip", args=want, source=HIP_SRC, program=prog, strict=True)
+    run_kernel(tmp_path / "b.cu", args=got, source=_emit(out), program=out, strict=True)
+    full = A.reshape(M, K).astype(np.float64) @ B.reshape(K, N).astype(np.float64) + bias
+    np.testing.assert_allclose(want[3], np.where(full > 0, full, 0.125 * full).ravel(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got[3], want[3])               # same products, same f32 sums
+
+
+def test_refuses_mfma_under_thread_dependent_control():
+    src = HIP_SRC.replace("    acc = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, acc, 0, 0, 0);",
+                          "    if (lane < 48) acc = __builtin_amdgcn_mfma_f32_16x16x16f16(a, b, acc, 0, 0, 0);")
+    d = _refusal(src, "hip", "cuda")
+    assert d.code == "XP-MCMAP-009"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_mapped_cuda_compiles_with_nvcc(mapped_hip, tmp_path):
+    _, out = mapped_hip
+    path = tmp_path / "g.cu"
+    path.write_text(_emit(out))
+    r = subprocess.run(["nvcc", "-c", "-arch=sm_80", str(path), "-o", str(tmp_path / "g.o")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
