@@ -171,10 +171,30 @@ extern "C" void f(const float *x, float *y, float *z) {
     info = affine.analyze(prog)
     with pytest.raises(blocks.NotTwoLevel, match="assigned in a statement that writes memory"):
         blocks.schedule(info.top[0], info, 256, 49152)
-    big = PHASES.replace("buf[100]", "buf[20000]")
+    big = PHASES.replace("float buf[100];", "float buf[100]; float big[20000]; "
+                         "big[sizeof(big) / sizeof(float) - 1] = 0.0f;")
     info = affine.analyze(parse_source(big, "vnni", "g.cpp"))
-    with pytest.raises(blocks.NotTwoLevel, match="more than 49152 bytes"):
+    with pytest.raises(blocks.NotTwoLevel, match="does not fit in shared memory and the code "
+                       "applies 'sizeof'"):
         blocks.schedule(info.top[0], info, 256, 49152)
+
+
+BIG = PHASES.replace("float buf[100];", "float buf[100]; float wide[13000];").replace(
+    "buf[i] = x[t * 100 + i] * 2.0f;", "{ buf[i] = x[t * 100 + i] * 2.0f; wide[i * 130] = buf[i]; }"
+).replace("buf[99 - i] + 1.0f", "buf[99 - i] + wide[(99 - i) * 130]")
+
+
+def test_arrays_over_the_shared_limit_get_per_block_global_scratch(tmp_path):
+    _, _, text = _bind(BIG, "big", tmp_path)
+    k = _kernel(text)
+    assert "__shared__ float buf[100];" in k and "__shared__ float wide" not in k
+    assert "float *wide = (float *) (__xp_scratch + ((long long) blockIdx.x) * 52224 + 0);" in k
+    host = text[text.index('extern "C"'):]
+    assert "cudaMalloc((void **) (&__xp_scratch), ((unsigned long long) __xp_g0) * 52224);" in host
+    assert "cudaFree(__xp_scratch);" in host
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(2400).astype(np.float32)
+    _run_both(BIG, text, "big", tmp_path, [x, np.zeros(2400, np.float32)])
 
 
 def test_one_level_is_kept_when_nothing_inside_is_parallel(tmp_path):
