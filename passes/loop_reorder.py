@@ -3,8 +3,9 @@
 Summary
     ``loops=I,J`` names two loops of one perfect nest by their induction variables: their
     headers are swapped (interchange; the order in which the two names are given does not
-    matter). With three or more names, ``loops`` is the new order of a perfect nest of exactly
-    those loops, outermost first. A perfect nest is a chain of ``for`` loops each of whose body
+    matter; loops between them stay in place). With three or more names, ``loops`` is the
+    new order of the named loops, outermost first, over the levels they occupy (unnamed loops
+    between them stay in place). A perfect nest is a chain of ``for`` loops each of whose body
     is only the next loop (``#pragma omp`` lines between them are dropped); the innermost body
     is unchanged. The rewrite is made when ``passes/affine.py`` (``reorder_violation``) proves
     with Z3 that no dependence is reversed: for every pair of accesses to one buffer under the
@@ -15,8 +16,8 @@ Requires
     2. Option ``loops`` lists at least two distinct induction variables (XP-REORDER-002).
     3. Each named loop exists once (or ``nth`` picks the outermost one's occurrence)
        (XP-REORDER-003 none, XP-REORDER-004 several).
-    4. The named loops form one perfect nest (consecutive levels, each body only the next
-       loop) (XP-REORDER-005).
+    4. The named loops lie in one perfect nest (each body from the outermost named loop
+       down to the innermost one is only the next loop) (XP-REORDER-005).
     5. Each is a counted loop (positive constant step) that ``affine`` can analyse, whose
        bounds use none of the other nest variables (rectangular) and nothing the nest
        writes; no ``break`` / ``return`` / ``goto`` in the body; no call of unknown effect or
@@ -101,12 +102,14 @@ def _plan(program, ast, loops, nth: int):
             outer = f
     if outer is None:
         return [canon.diag(program, NAME, "XP-REORDER-005", "the named loops are not nested")]
+    want = {id(x) for x in found.values()}
     f = outer
-    while f is not None and len(chain) < len(names):
+    while f is not None:
         chain.append(f)
-        f = _inner_loop(f) if len(chain) < len(names) else None
-    band_ids = {id(x) for x in chain}
-    if len(chain) != len(names) or any(id(x) not in band_ids for x in found.values()):
+        if want <= {id(x) for x in chain}:
+            break
+        f = _inner_loop(f)
+    if not want <= {id(x) for x in chain}:
         return [canon.diag(program, NAME, "XP-REORDER-005", f"loops {', '.join(names)} do not "
                            "form one perfect nest (each body exactly the next loop)", outer)]
     band_vars = [ls.counted(x)[0].var if ls.counted(x)[0] else None for x in chain]
@@ -150,12 +153,15 @@ def _plan(program, ast, loops, nth: int):
         return [canon.diag(program, NAME, "XP-REORDER-007", f"'{var.name}' is declared outside "
                            f"the nest and assigned in its body (a reduction or running value "
                            "whose order the nest fixes)", node)]
-    pos = {v: k for k, v in enumerate(band_vars)}
+    pos = {id(x): k for k, x in enumerate(chain)}
+    named = [pos[id(found[n])] for n in names]
+    slots = sorted(named)
+    order = list(range(len(chain)))
     if len(names) == 2:
-        order = list(range(len(chain)))
-        order[0], order[-1] = order[-1], order[0]
+        order[slots[0]], order[slots[1]] = slots[1], slots[0]
     else:
-        order = [pos[n] for n in names]
+        for slot, old in zip(slots, named):
+            order[slot] = old
     if order == list(range(len(chain))):
         return [canon.diag(program, NAME, "XP-REORDER-002", f"loops {', '.join(names)} are "
                            "already in that order", outer)]
