@@ -30,6 +30,7 @@ Guarantees
     of instances that touch a common element (one writing) keeps its relative order, so
     results are bit-identical. ``#pragma omp`` lines on the nest (and ``collapse`` pragmas
     around it) are dropped.
+    Dependences are those of ``passes/affine.py``: pointer parameters do not alias.
 Options
     loops (str): comma-separated induction variables; nth (int, default -1): which loop
     named like the first of them, when several.

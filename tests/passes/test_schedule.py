@@ -370,3 +370,18 @@ def test_loop_contraction_refusals():
     reversed_ = _prog(CONTRACT.replace("y[j] = tmp[j + 1] + x[j];",
                                        "y[j] = tmp[j + 1] + z[j + 1];"))
     _refused("loop_contraction", reversed_, "XP-CONTRACT-008", loop="i")
+
+
+@pytest.mark.parametrize("name,text,opts", [
+    ("loop_split", SPLIT, {"loop": "i", "factor": 3}),
+    ("loop_reorder", PERM, {"loops": "i,j"}),
+    ("loop_fuse", FUSE, {"loop": "i"}),
+    ("loop_expansion", EXPAND, {"loop": "i", "at": 2}),
+    ("loop_contraction", CONTRACT, {"loop": "i"}),
+])
+def test_passes_are_pure_and_deterministic(name, text, opts):
+    prog = _prog(text)
+    before = _emit(prog)
+    first = _emit(run_pass(name, prog, **opts))
+    assert _emit(prog) == before
+    assert _emit(run_pass(name, _prog(text), **opts)) == first != before
