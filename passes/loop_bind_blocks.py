@@ -96,6 +96,11 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
     body = loop.node.stmt
     stmts = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
     _check_names(loop.node.stmt)
+    arrays = {n.name for n in _walk(loop.node) if isinstance(n, c_ast.Decl) and
+              isinstance(n.type, c_ast.ArrayDecl)}
+    taken = _address_taken_scalar(loop.node.stmt, arrays)
+    if taken:
+        raise NotTwoLevel(f"the address of '{taken}' is taken (a thread's own variable)")
     st = _State()
     declared: dict = {}
     for n in _walk(loop.node):
@@ -204,19 +209,47 @@ def _effects(node) -> tuple[bool, bool, set, set]:
             if name not in _PURE:
                 reads = writes = True
         if isinstance(n, c_ast.Assignment):
-            if isinstance(n.lvalue, c_ast.ID):
-                assigned.add(n.lvalue.name)
-            else:
-                writes = True
+            root, memory = _lvalue(n.lvalue)
+            if root is not None:
+                assigned.add(root)
+            writes |= memory
         elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"):
-            if isinstance(n.expr, c_ast.ID):
-                assigned.add(n.expr.name)
-            else:
-                writes = True
-        elif isinstance(n, c_ast.UnaryOp) and n.op == "&":
-            if isinstance(n.expr, c_ast.ID):
-                assigned.add(n.expr.name)      # address taken: may be written through it
+            root, memory = _lvalue(n.expr)
+            if root is not None:
+                assigned.add(root)
+            writes |= memory
     return reads, writes, assigned, declared
+
+
+def _lvalue(lv) -> tuple[str | None, bool]:
+    """(variable, memory) an lvalue may assign: ``x`` -> (x, False); ``x[i]`` / ``*p`` /
+    ``p->f`` -> (None, True); ``s.f`` -> (s, False); ``s.a[i]`` / ``a[i].f`` -> (s / a, True)
+    (a member of a thread's own struct, or an element of an array: both, conservatively)."""
+    memory = member = False
+    while True:
+        if isinstance(lv, c_ast.ID):
+            return (lv.name if member or not memory else None), memory
+        if isinstance(lv, c_ast.StructRef) and lv.type == ".":
+            member, lv = True, lv.name
+        elif isinstance(lv, c_ast.ArrayRef):
+            memory, lv = True, lv.name
+        elif isinstance(lv, c_ast.Cast):
+            lv = lv.expr
+        else:
+            return None, True
+
+
+def _address_taken_scalar(body, arrays: set) -> str | None:
+    """A variable other than an array whose address the body takes (``&x``): a pointer to
+    a thread's own variable would let thread 0 write a value the other threads never see."""
+    for n in _walk(body):
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&":
+            e = n.expr
+            while isinstance(e, c_ast.StructRef) and e.type == ".":
+                e = e.name
+            if isinstance(e, c_ast.ID) and e.name not in arrays:
+                return e.name
+    return None
 
 
 class _Scheduler:
