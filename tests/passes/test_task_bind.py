@@ -178,23 +178,42 @@ def test_corpus_sweep_to_bang(src, tmp_path):
 
 
 # ------------------------------------------------------------------------------ regressions
+def _task_bind_verified(name: str, tmp_path, **opts) -> bool:
+    """task_bind alone on ``data_bang/<name>.cpp`` (already canonical C), its output run in
+    strict mode on the case file's inputs against the source: one build instead of a whole
+    pipeline's."""
+    from xpiler.run import run_kernel
+    from xpiler.translate import _copy, _inputs, _verify
+    from xpiler.program import parse_source
+    from xpiler.verify import compare_arrays
+
+    src = DATA / f"{name}.cpp"
+    prog = parse_file(src)
+    args, how, _ = _inputs(prog, src, {}, None, 0, False)
+    assert args is not None, how
+    reference = _copy(args)
+    run_kernel(src, args=reference, program=prog, timeout=60)
+    out = run_pass("task_bind", prog, **opts)
+    text = platforms.module("bang", "backend").emit(out)
+    ok, outputs, message = _verify(text, out, tmp_path / f"{name}.mlu", prog, args, reference,
+                                   True, 60, run_kernel, parse_source, compare_arrays)
+    assert ok, (message, outputs)
+    return ok
+
+
 def test_extent_one_loop_variable_is_declared_in_the_kernel(tmp_path):
     # the kernel binds the inner loop; the window of x names the extent-1 loop's variable
     _, out, text = _lower("unit_outer")
     kernel = text.split('extern "C"')[0]
     assert kernel.index("int o = 0;") < kernel.index("__xp_w0_x")
-    rep = _translate(DATA / "unit_outer.cpp", tmp_path)
-    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
-        [s.to_json() for s in rep.steps]
+    assert _task_bind_verified("unit_outer", tmp_path)
 
 
 def test_privatised_array_gets_one_copy_per_task(tmp_path):
     _, out, text = _lower("private_tmp")
     kernel = text.split('extern "C"')[0]
     assert "float tmp[16];" in kernel and "__xp_d_tmp" not in text
-    rep = _translate(DATA / "private_tmp.cpp", tmp_path)
-    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
-        [s.to_json() for s in rep.steps]
+    assert _task_bind_verified("private_tmp", tmp_path)
 
 
 def test_static_host_array_becomes_a_gdram_buffer_copied_back(tmp_path):
@@ -203,9 +222,7 @@ def test_static_host_array_becomes_a_gdram_buffer_copied_back(tmp_path):
     assert "cnrtMalloc((void **) (&__xp_d_q), sizeof(q));" in host
     back = host.index("cnrtMemcpy((void *) q, __xp_d_q, sizeof(q), CNRT_MEM_TRANS_DIR_DEV2HOST)")
     assert host.index("static_scratch_kernel_k1<<<") < back < host.index("cnrtFree(__xp_d_q)")
-    rep = _translate(DATA / "static_scratch.cpp", tmp_path)
-    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
-        [s.to_json() for s in rep.steps]
+    assert _task_bind_verified("static_scratch", tmp_path)
 
 
 def test_refusal_codes_are_specific():
@@ -217,15 +234,11 @@ def test_host_pointer_local_is_rebased_onto_the_device_buffer(tmp_path):
     _, out, text = _lower("alias_offset")
     host = text.split('extern "C"')[1]
     assert "alias_offset_k0<<<dim, ktype, queue>>>(d_x, (float *) (d_out + 8));" in host
-    rep = _translate(DATA / "alias_offset.cpp", tmp_path)
-    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
-        [s.to_json() for s in rep.steps]
+    assert _task_bind_verified("alias_offset", tmp_path)
 
 
 def test_declared_count_caps_an_over_approximated_extent(tmp_path):
     _, out, text = _lower("concat_guarded", extents="a:32 b:16 out:48")
     host = text.split('extern "C"')[1]
     assert "cnrtMalloc((void **) (&d_a), 32 * sizeof(float));" in host
-    rep = _translate(DATA / "concat_guarded.cpp", tmp_path)      # the case declares the shapes
-    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"], \
-        [s.to_json() for s in rep.steps]
+    assert _task_bind_verified("concat_guarded", tmp_path, extents="a:32 b:16 out:48")
