@@ -11,10 +11,13 @@ Summary
     declarations of that phase made before the write and never written in it), every read is
     replaced by ``(T) (e)`` for the write that reaches it: the last earlier top-level write of
     the same phase, else (a value from an earlier phase) the one expression all writes of the
-    array share. The writes, now dead, and the declaration are removed.
+    array share, with the writing phase's own earlier constant declarations substituted
+    (``const int row = bx * 4 + tx / 64; xr[tid] = x + row * n;`` gives ``(const float *)
+    (x + (int) (bx * 4 + tx / 64) * n)``). Arrays of scalars and of pointers qualify. The
+    writes, now dead, and the declaration are removed.
 Requires
     1. The program has an entry function definition  [XP-REMAT-001].
-    2. A local one-dimensional array of scalars, declared in a block, every access of which
+    2. A local one-dimensional array of scalars or pointers, declared in a block, every access of which
        is ``A[tid]`` inside thread-loop nests of that block with one signature (same loop
        variables and extents, same ``tid`` declaration), written only by top-level
        statements ``A[tid] = e;`` with ``e`` recomputable as above and free of calls with
@@ -111,8 +114,41 @@ def _phases(block) -> list[Phase]:
 def _array_decls(block) -> list[c_ast.Decl]:
     return [d for d in (block.block_items or [])
             if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.ArrayDecl) and
-            isinstance(d.type.type, c_ast.TypeDecl) and d.init is None and d.name and
-            canon.type_words(d.type.type) and "static" not in (d.storage or [])]
+            (isinstance(d.type.type, c_ast.TypeDecl) or
+             isinstance(d.type.type, c_ast.PtrDecl) and isinstance(d.type.type.type, c_ast.TypeDecl))
+            and d.init is None and d.name and canon.type_words(d.type.type) and
+            "static" not in (d.storage or [])]
+
+
+def _closed(e, ph: "Phase", k: int):
+    """``e`` (written at top-level item ``k`` of phase ``ph``) with the phase's own earlier
+    top-level declarations substituted (``(T) (init)``) when their initialiser is pure and the
+    phase never writes them: the form a later phase can recompute. None if a substituted
+    declaration is not of that kind."""
+    items = ph.body.block_items or []
+    written = canon.written_names(ph.body)
+    decls = {}
+    for d in items[:k]:
+        if isinstance(d, c_ast.Decl) and d.name and d.name != ph.tid.name:
+            ok = isinstance(d.type, c_ast.TypeDecl) and d.init is not None and \
+                _pure(d.init) and d.name not in written
+            decls[d.name] = d if ok else None
+    e = copy.deepcopy(e)
+    for _ in range(16):
+        used = canon.ids_in(e) & set(decls)
+        if not used:
+            return e
+        mapping = {}
+        for n in used:
+            d = decls[n]
+            if d is None:
+                return None
+            t = copy.deepcopy(d.type)
+            t.declname = None
+            t.quals = []
+            mapping[n] = c_ast.Cast(c_ast.Typename(None, [], None, t), copy.deepcopy(d.init))
+        e = canon.substitute(e, mapping)
+    return None
 
 
 def _refs(node, name):
@@ -193,13 +229,19 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
         return None
     thread_names = set(next(iter(where.values())).vars) | {next(iter(where.values())).tid.name}
     texts = set()
+    closed = None
     for ph, k, e in writes.values():
         if not _pure(e) or name in canon.ids_in(e):
             return None
-        texts.add(_text(e))
+        c = _closed(e, ph, k)
+        texts.add(_text(c) if c is not None else None)
+        closed = c
     t = copy.deepcopy(decl.type.type)
-    t.declname = None
-    t.quals = []
+    if isinstance(t, c_ast.PtrDecl):
+        t.type.declname = None
+    else:
+        t.declname = None
+        t.quals = []
     for x in refs:
         if id(x) in writes:
             continue
@@ -222,9 +264,9 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
             if names & canon.written_names(ph.body) or (names & inner) - top:
                 return None
         else:
-            if len(texts) != 1:
+            if len(texts) != 1 or closed is None:
                 return None
-            e = next(iter(writes.values()))[2]
+            e = closed
             # a value from another phase (or iteration): the names of e must mean the same
             # there, i.e. never be written in the block and not be declared below its top level
             names = canon.ids_in(e) - thread_names

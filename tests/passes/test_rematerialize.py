@@ -155,3 +155,30 @@ extern "C" void k(const float *a, float *out, int n) {
 }
 """)
     _refused(src, "XP-REMAT-002")
+
+
+def test_pointer_array_set_from_a_phase_declaration_is_recomputed():
+    # lifted ``const float *xr = x + row * cols;`` (one row per 4 threads, early exit aside)
+    src = _prog(r"""
+extern "C" void k(const float *x, float *out, int rows, int cols) {
+  for (unsigned int b = 0; b < 2u; ++b) {
+    const float *xr[8];
+    float m[8];
+    for (unsigned int t = 0; t < 8u; ++t) {
+      const unsigned int tid = t;
+      const int row = b * 2u + t / 4;
+      xr[tid] = x + row * cols;
+      m[tid] = xr[tid][t % 4];
+    }
+    for (unsigned int t = 0; t < 8u; ++t) {
+      const unsigned int tid = t;
+      out[(b * 2u + t / 4) * cols + t % 4] = xr[tid][(t + 1) % 4] + m[tid];
+    }
+  }
+}
+""")
+    out = run_pass("rematerialize", src)
+    body = _body(out)
+    assert "xr" not in body and "m[tid]" in body
+    rng = np.random.default_rng(2)
+    _same(src, out, [rng.standard_normal(16).astype(np.float32), np.zeros(16, np.float32), 4, 4])
