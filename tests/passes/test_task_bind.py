@@ -242,3 +242,17 @@ def test_declared_count_caps_an_over_approximated_extent(tmp_path):
     host = text.split('extern "C"')[1]
     assert "cnrtMalloc((void **) (&d_a), 32 * sizeof(float));" in host
     assert _task_bind_verified("concat_guarded", tmp_path, extents="a:32 b:16 out:48")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src,stem", [
+    ("vnni", "max_6_7_40"),            # extent-1 loop around the bound loop (OUTER = 1)
+    ("vnni", "gemv_77_100"),           # function-scope static packing arrays -> GDRAM buffers
+    ("cuda", "gemm_32_128_128"),       # host pointer local (compute = C) rebased onto d_C
+    ("cuda", "concat_8_12_16"),        # guarded subscripts: declared counts cap the copies
+    ("hip", "maxpool_2_12_12_16_3_3_1_1"),   # recorded extent over folded host constants
+])
+def test_corpus_kernels_of_the_fixed_classes_verify(src, stem, tmp_path):
+    rep = _corpus(src, stem, tmp_path)
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"]
