@@ -64,10 +64,11 @@ class _Gen:
             return "<=", self.rng.choice(["m", "3"])
         return "<", self.rng.choice(["3", "4", "5", "n", "m", "n", "4"])
 
-    def header(self, var, outer_vars, lo=None, bound=None):
+    def header(self, var, outer_vars, lo=None, bound=None, steps=False):
         lo = lo if lo is not None else self.rng.choice(["0", "0", "1"])
         op, hi = bound or self.bound(outer_vars)
-        return f"for (int {var} = {lo}; {var} {op} {hi}; ++{var})", (lo, op, hi)
+        inc = f"{var} += 2" if steps and self.rng.random() < 0.12 else f"++{var}"
+        return f"for (int {var} = {lo}; {var} {op} {hi}; {inc})", (lo, op, hi)
 
     def sub(self, arr, vars_):
         if self.coef[arr] is None or self.rng.random() < 0.3:
@@ -108,8 +109,12 @@ class _Gen:
         w = self.rng.choice([self.P, self.Q])
         op = "+=" if self.rng.random() < 0.25 else "="
         s = f"{w}[{self.sub(w, vars_)}] {op} {self.expr(vars_, scalars)};"
-        if self.rng.random() < 0.1:
+        r = self.rng.random()
+        if r < 0.08:
             s = f"if ({self.R}[{self.sub(self.R, vars_)}] > 0) {s}"
+        elif r < 0.14 and len(vars_) > 1:
+            a, b = self.rng.sample(list(vars_), 2)
+            s = f"if ({a} > {b}) {s}"
         return s
 
     def body(self, vars_, allow_local=True, nstmts=None):
@@ -121,6 +126,9 @@ class _Gen:
             scalars.append(t)
         for _ in range(nstmts or self.rng.randint(1, 3)):
             out.append(self.stmt(vars_, scalars))
+        if self.rng.random() < 0.06:
+            out.insert(self.rng.randint(0, len(out)),
+                       f"if ({self.R}[{self.sub(self.R, vars_)}] > 1) continue;")
         return out
 
 
@@ -138,7 +146,7 @@ def gen_nest(rng: random.Random, k: int) -> Nest:
         vars_ = [i, j, l][:depth]
         heads = []
         for d, v in enumerate(vars_):
-            h, _ = g.header(v, vars_[:d])
+            h, _ = g.header(v, vars_[:d], steps=True)
             heads.append(h)
         body = g.body(vars_)
         if red:
@@ -167,8 +175,8 @@ def gen_nest(rng: random.Random, k: int) -> Nest:
             nest.lines.append(f"int {T}[16];")
         h1, _ = g.header(i, ovars, lo, bnd)
         h2, _ = g.header(j, ovars, lo, bnd)
-        b1 = g.body(ovars + [i])
-        b2 = g.body(ovars + [j], allow_local=False)
+        b1 = g.body(ovars + [i], nstmts=rng.randint(1, 2))
+        b2 = g.body(ovars + [j], allow_local=False, nstmts=rng.randint(1, 2))
         if contract:
             f = rng.choice(["{v}", "{v}", "2 * {v}", "{v} + 1", "{v} / 2"])
             b1.insert(0, f"{T}[{f.format(v=i)}] = {g.expr(ovars + [i])};")
