@@ -385,3 +385,24 @@ def test_passes_are_pure_and_deterministic(name, text, opts):
     first = _emit(run_pass(name, prog, **opts))
     assert _emit(prog) == before
     assert _emit(run_pass(name, _prog(text), **opts)) == first != before
+
+
+def test_affine_schedule_queries():
+    from passes import affine
+
+    def info_of(stmt):
+        return affine.analyze(_prog("extern \"C\" void k(float *a, int n) { for (int i = 1; "
+                                    "i < n; ++i) for (int j = 0; j < 7; ++j) " + stmt + " }\n"))
+
+    anti = info_of("a[i * 8 + j] = a[(i - 1) * 8 + j + 1];")        # direction (<, >)
+    band = anti.loops
+    assert affine.reorder_violation(anti, band, [1, 0]) is not None
+    assert affine.reorder_violation(anti, band, [0, 1]) is None      # identity keeps it
+    flow = info_of("a[i * 8 + j] = a[(i - 1) * 8 + j];")             # direction (<, =)
+    assert affine.reorder_violation(flow, flow.loops, [1, 0]) is None
+    w, r = [x for x in flow.accesses if x.write][0], [x for x in flow.accesses if not x.write][0]
+    i, j = flow.loops
+    # the write of iteration (i, j) and the read of iteration (i + 1, j) meet
+    assert affine.may_conflict(flow, w, r, (), lambda z3, e1, e2: e2[i.uid] == e1[i.uid] + 1)
+    assert not affine.may_conflict(flow, w, r, (), lambda z3, e1, e2: e2[i.uid] == e1[i.uid])
+    assert not affine.may_conflict(flow, w, r, (), lambda z3, e1, e2: e2[j.uid] != e1[j.uid])
