@@ -33,6 +33,7 @@ Example
 from __future__ import annotations
 
 import copy
+import re
 
 from pycparser import c_ast, c_generator
 
@@ -408,9 +409,25 @@ def _host_constants(fdef) -> dict:
     return out
 
 
+_KEYWORD_TYPES = frozenset("int unsigned signed long short char float double".split())
+_SIZEOF = re.compile(r"sizeof\s*\(\s*([A-Za-z_][\w ]*?)\s*\)")
+
+
+def _sizeof_typedefs(size: str) -> str:
+    """``sizeof(T)`` of a typedef'd scalar (``int64_t``, ``half``, ``size_t``) -> its byte count:
+    the size expression then names only the entry's scalars, which the lowering can read (a
+    typedef name in it looks like an unknown variable)."""
+    def one(m):
+        words = m.group(1).split()
+        n = canon.TYPE_BYTES.get(" ".join(words))
+        return str(n) if n is not None and not set(words) <= _KEYWORD_TYPES else m.group(0)
+    return _SIZEOF.sub(one, size)
+
+
 def _over_params(size: str, consts: dict) -> str:
-    """``size`` with the host constants in it replaced by their initialisers (unchanged when
-    there are none or the text does not parse)."""
+    """``size`` with the host constants in it replaced by their initialisers and typedef'd
+    ``sizeof`` folded (unchanged when the text does not parse)."""
+    size = _sizeof_typedefs(size)
     try:
         e = canon.parse_expr(size)
     except Exception:

@@ -1120,7 +1120,7 @@ class KernelLift:
         head = [mkdecl("xp_tid", ["unsigned", "int"], c_ast.BinaryOp("+", ID("xp_tx"), c_ast.BinaryOp(
             "*", _dim("xp_block", "x"), c_ast.BinaryOp("+", ID("xp_ty"), c_ast.BinaryOp(
                 "*", _dim("xp_block", "y"), ID("xp_tz"))))), quals=["const"])]
-        if self.has_return:
+        if self.has_return and r.id not in getattr(self, "_done_free", set()):
             head.append(c_ast.If(c_ast.ArrayRef(ID("xp_done"), ID("xp_tid")), c_ast.Continue(), None))
         if "xp_wid" in uses:
             head.append(mkdecl("xp_wid", ["unsigned", "int"], c_ast.BinaryOp("/", ID("xp_tid"), const(self.W)),
@@ -1198,6 +1198,47 @@ class KernelLift:
 
         return transform(st, fn)
 
+    def _regions_before_any_return(self, lifted) -> set:
+        """Ids of the regions that run before any thread can have returned: no region with a
+        ``return`` precedes them in program order and no loop around them holds one. The
+        ``xp_done`` flags are all zero there (memset before the first region), so their
+        ``if (xp_done[xp_tid]) continue;`` test is dropped."""
+        def regions(items):
+            for s in items:
+                for n in walk(s) if not isinstance(s, _RegionStmt) else [s]:
+                    if isinstance(n, _RegionStmt):
+                        yield n.region
+
+        def returns(r) -> bool:
+            return any(isinstance(n, c_ast.Return) for st in r.stmts for n in walk(st))
+
+        free: set = set()
+        seen_return = False
+
+        def go(items, in_loop_with_return: bool):
+            nonlocal seen_return
+            for s in items:
+                if isinstance(s, _RegionStmt):
+                    if not seen_return and not in_loop_with_return:
+                        free.add(s.region.id)
+                    if returns(s.region):
+                        seen_return = True
+                    continue
+                if isinstance(s, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+                    loop_ret = in_loop_with_return or any(returns(r) for r in regions([s.stmt]))
+                    go(_items(s.stmt), loop_ret)
+                elif isinstance(s, c_ast.Compound):
+                    go(s.block_items or [], in_loop_with_return)
+                elif isinstance(s, c_ast.If):
+                    go(_items(s.iftrue), in_loop_with_return)
+                    if s.iffalse is not None:
+                        go(_items(s.iffalse), in_loop_with_return)
+                elif any(isinstance(n, _RegionStmt) for n in walk(s)):
+                    seen_return = True      # a construct not modelled here: keep every test
+                    return
+        go(lifted, False)
+        return free
+
     def _assemble(self, lifted) -> c_ast.FuncDef:
         def place(items):
             out = []
@@ -1222,6 +1263,7 @@ class KernelLift:
                     out.append(self._builtins(s))
             return out
 
+        self._done_free = self._regions_before_any_return(lifted)
         body = place(lifted)
         pre = [self._builtins(d) for d in self.block_decls]
         if self.dyn_shared:

@@ -102,3 +102,30 @@ extern "C" void entry(float* A, float* B, float* C, int n) {{
 }}
 """
     assert "XP-DEVCOPY-002" in _codes(src)
+
+
+def test_recorded_extent_folds_sizeof_of_typedef_scalars():
+    # sizeof(int64_t) would read as an unknown name to the lowering; the recorded size keeps
+    # only the entry's scalars (sizeof of keyword types stays as written)
+    src = """#include <cuda_runtime.h>
+#include <stdint.h>
+__global__ void g(const float* x, const int64_t* idx, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[idx[i]];
+}
+extern "C" void entry(float* x, int64_t* idx, float* y, int n) {
+  float* d_x; int64_t* d_idx; float* d_y;
+  cudaMalloc(&d_x, n * sizeof(float));
+  cudaMalloc(&d_idx, n * sizeof(int64_t));
+  cudaMalloc(&d_y, n * sizeof(float));
+  cudaMemcpy(d_x, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(d_idx, idx, n * sizeof(int64_t), cudaMemcpyHostToDevice);
+  g<<<(n + 31) / 32, 32>>>(d_x, d_idx, d_y, n);
+  cudaMemcpy(y, d_y, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_x); cudaFree(d_idx); cudaFree(d_y);
+}
+"""
+    _, lifted = _lift(src)
+    ext = devcopy.recorded_extents(run_pass("devcopy", lifted, extents=True).ast)
+    assert ext["idx"].replace(" ", "") == "n*8"
+    assert "sizeof(float)" in ext["x"].replace(" ", "")

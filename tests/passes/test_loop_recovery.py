@@ -267,6 +267,30 @@ def test_early_return_and_dynamic_shared_memory(tmp_path):
     assert "32 * sizeof(float)" in text
 
 
+LATE_RETURN = """#include <cuda_runtime.h>
+__global__ void scale(const float* w, const float* x, float* y, int n) {
+  __shared__ float ws[32];
+  ws[threadIdx.x] = w[threadIdx.x];
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  y[i] = x[i] * ws[(threadIdx.x + 1) % 32];
+}
+""" + _host("scale<<<(n + 31) / 32, 32>>>(d_w, d_x, d_y, n)", "float* w, float* x, float* y, int n",
+            [("w", "float", "32"), ("x", "float", "n"), ("y", "float", "n")], ["y"])
+
+
+def test_regions_before_any_return_skip_the_exited_thread_test(tmp_path):
+    # the only return is in the last region: the first region runs before any thread can have
+    # exited, so it has no ``if (xp_done[xp_tid]) continue;``; the result is unchanged
+    n = 100
+    text = _check(tmp_path, LATE_RETURN, [_f(32), _f(n), np.zeros(n, np.float32), n])
+    body = text.split("static void scale")[1]
+    assert "xp_done[xp_tid] = 1;" in body and "if (xp_done[xp_tid])" not in body
+    # a return in the first region keeps the test in the regions after it
+    assert "if (xp_done[xp_tid])" in _lift(EARLY_RETURN)[2].split("static void shift")[1]
+
+
 WARP_LOOP = """#include <cuda_runtime.h>
 __global__ void rows(const float* x, float* out, int nrows) {
   int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
