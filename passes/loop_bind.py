@@ -541,6 +541,10 @@ class _Planner:
         except blocks.NotTwoLevel as exc:
             self.two_level.append((r.name, str(exc)))
             return
+        if len(r.loops) == 2 and not r.sched.shared and not r.sched.scratch:
+            r.sched = None               # the fused band already spreads both loops over threads
+            self.two_level.append((r.name, "two fused parallel loops, no local arrays"))
+            return
         r.loops = r.loops[:1]            # the inner loop of a fused band is scheduled in the body
         r.block = r.sched.block
         if r.sched.scratch_bytes:         # arrays over the shared limit: per-block global slices

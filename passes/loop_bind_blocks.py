@@ -50,6 +50,7 @@ from pycparser import c_ast
 from . import affine
 
 MIN_BLOCK = 64
+WARP = 32
 SCRATCH_ALIGN = 256          # bytes; per-block global scratch slices and arrays in them
 SCRATCH_BUDGET = 1 << 28     # bytes of per-block scratch over the whole grid (caps the grid)
 HALF_TYPES = {"_Float16": 2, "half": 2, "__half": 2, "__fp16": 2, "__bf16": 2,
@@ -132,6 +133,9 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
             k = _trip_const(lp)
             c = None if c is None or k is None else c * k
         counts.append(c)
+    if all(c is not None for c in counts) and max(counts) < WARP:
+        raise NotTwoLevel(f"the parallel loops of the body have fewer iterations ({max(counts)}) "
+                          f"than a warp ({WARP}): one thread per outer iteration is better")
     if all(c is not None for c in counts):
         want = max(counts)
         block = max(MIN_BLOCK, min(max_block, (want + 31) // 32 * 32))

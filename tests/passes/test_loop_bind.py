@@ -138,7 +138,8 @@ def _translate(name: str, to: str, tmp_path):
 def test_round_trip_add_verified_on_the_virtual_device(tmp_path):
     rep, _ = _translate("add", "cuda", tmp_path)
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
-    assert rep.pipeline.endswith("loop_bind{to=cuda}")
+    assert rep.pipeline.endswith("loop_bind{levels=2;to=cuda}")   # no inner loop: one level
+    assert "__syncthreads" not in (tmp_path / "add.cuda").read_text()
 
 
 @pytest.mark.slow
