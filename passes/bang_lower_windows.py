@@ -43,6 +43,7 @@ class BufferPlan:
     beta: affine.Poly | None = None
     hoist: bool = False             # window independent of the tile (read-only): load once
     accesses: list = field(default_factory=list)
+    root: str = ""                  # the analysis' buffer key (a local array's uid), else name
 
 
 def target(acc: affine.Access):
@@ -192,15 +193,25 @@ def _dense(p: affine.Poly, acc: affine.Access, bound: affine.LoopInfo) -> bool:
     return ((a * affine.Poly.const(bound.step)) - run).t == {}
 
 
-def plan_buffers(info: affine.NestInfo, bound: affine.LoopInfo, body_root) -> dict[str, BufferPlan]:
-    """BufferPlan per pointer parameter accessed inside ``bound``."""
+def plan_buffers(info: affine.NestInfo, bound: affine.LoopInfo, body_root,
+                 arrays: dict[str, str] | None = None) -> dict[str, BufferPlan]:
+    """BufferPlan per pointer parameter accessed inside ``bound``, and per local array whose
+    uid ``arrays`` maps to the name the kernel receives it by (a host array passed as a GDRAM
+    buffer: one-dimensional, so its element index is the pointer offset)."""
     fake = _fake_bound(bound)
     parents = _parents(bound.node)
     plans: dict[str, BufferPlan] = {}
+    arrays = arrays or {}
     for acc in info.accesses:
-        if not acc.is_param or bound not in acc.loops:
+        if bound not in acc.loops:
             continue
-        bp = plans.setdefault(acc.buffer, BufferPlan(acc.buffer, "stage"))
+        if acc.is_param:
+            key = acc.buffer
+        elif acc.buffer in arrays:
+            key = arrays[acc.buffer]
+        else:
+            continue
+        bp = plans.setdefault(key, BufferPlan(key, "stage", root=acc.buffer))
         bp.accesses.append(acc)
         bp.written |= acc.write
         bp.read |= acc.read
@@ -274,8 +285,9 @@ def _pick(polys, smaller: bool):
 def _escapes_ok(bp: BufferPlan, info, bound, body_root) -> bool:
     """Every mention of the buffer (or of a local alias of it) inside the bound loop is part
     of a recorded access or of an alias declaration."""
+    root = bp.root or bp.name
     names = {bp.name} | {v.name for v in info.locals.values()
-                         if v.kind in ("alias", "alias?") and v.root == bp.name}
+                         if v.kind in ("alias", "alias?") and v.root == root}
     covered: set[int] = set()
     for acc in bp.accesses:
         for n in _walk(target(acc)):

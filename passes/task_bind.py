@@ -7,7 +7,8 @@ Summary
     into ``taskDim`` contiguous chunks (``per = ceil(n / taskDim)``, task ``taskId`` takes
     ``[taskId*per, min(n, (taskId+1)*per))``, empty chunks return). A chunk runs in *tiles* of
     ``tile`` iterations sized for the NRAM capacity of the device profile: per tile, each
-    pointer parameter the nest can stage (``bang_lower_windows``: affine subscripts, window
+    pointer parameter (and each one-dimensional host array the kernel receives as a GDRAM
+    buffer) the nest can stage (``bang_lower_windows``: affine subscripts, window
     length linear in the tile length, dense unconditional writes for outputs) is copied
     GDRAM2NRAM into a 128-byte-aligned slot of one ``__nram__`` pool (slot sizes rounded up to
     128 bytes plus 128 bytes of zeroed slack), the tile computes on NRAM, and written windows
@@ -241,8 +242,9 @@ class _Lowering:
     def _kernel(self, r) -> str:
         info, lp = self.info, r.loops[0]
         body_node = lp.node.stmt
-        buffers = plan_buffers(info, lp, body_node)
         have = {n for n, _ in r.params}
+        arrays = self._stageable_scratch(r, have)
+        buffers = plan_buffers(info, lp, body_node, {uid: n for n, (uid, _, _) in arrays.items()})
         for n, b in buffers.items():
             if b.mode == "stage" and n not in have:
                 # reached only through a host pointer local the kernel receives rebased
@@ -272,7 +274,8 @@ class _Lowering:
         # tile size: sum over staged buffers of es * (alpha * step * (tile - 1) + beta)
         # bytes, each slot rounded up to 128 B plus 128 B of slack, within the pool
         order = list(staged)
-        es = {n: self._elem_size(n) for n in order}
+        etype = {n: arrays[n][1] if n in arrays else _elem_type(self.params[n]) for n in order}
+        es = {n: self._elem_size(n, etype[n]) for n in order}
         grow = affine.Poly()
         base = affine.Poly()
         for n in order:
@@ -303,15 +306,14 @@ class _Lowering:
         off = "0"
         for n in order:
             b = staged[n]
-            t = self.params[n]
-            et = _elem_type(t)
+            et = etype[n]
             size = (f"({es[n]}LL * (({_poly_text(b.alpha)}) * {lp.step} * (__xp_tile - 1) + "
                     f"({_poly_text(b.beta)})) + 127) / 128 * 128 + 128")
             texts.append(size)
             lines.append(f"{et} *__xp_{n}_n = ({et} *) ({POOL_NAME} + {off});")
             lines.append(f"const long long __xp_o_{n} = {off} + {size};")
             off = f"__xp_o_{n}"
-        ext = {n: str(self.plan.sizes[n]) for n in order}
+        ext = {n: str(arrays[n][2]) if n in arrays else str(self.plan.sizes[n]) for n in order}
         texts += list(ext.values())
         tile_lines, after = [], []
         for n in order:
@@ -377,8 +379,28 @@ class _Lowering:
         return (f"__mlu_global__ void {r.name}({loop_bind._param_decls(r.params)})\n{{\n"
                 + "\n".join(lines) + "\n}\n")
 
-    def _elem_size(self, name: str) -> int:
-        et = " ".join(_elem_type(self.params[name]).split())
+    def _stageable_scratch(self, r, have) -> dict[str, tuple[str, str, int]]:
+        """Host arrays this kernel receives as GDRAM buffers that can be staged like pointer
+        parameters: one dimension of constant length (the element index is then the offset
+        from the buffer the kernel gets) and an element type of known size. name -> (uid,
+        element type, element count)."""
+        out = {}
+        for uid, var in self.info.locals.items():
+            name = var.name
+            if name not in self.scratch or name not in have or var.kind != "array" or \
+                    var.decl is not self.scratch[name] or len(var.dims or ()) != 1 or \
+                    not isinstance(var.dims[0], int) or var.dims[0] <= 0:
+                continue
+            t = var.decl.type.type
+            if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
+                continue
+            et = " ".join(t.type.names)
+            if et in _ELEM_SIZE:
+                out[name] = (uid, et, var.dims[0])
+        return out
+
+    def _elem_size(self, name: str, et: str) -> int:
+        et = " ".join(et.split())
         if et not in _ELEM_SIZE:
             raise TaskBindError("XP-TASK-BIND-008", f"element type '{et}' of '{name}' has no "
                                 "known size on the MLU")

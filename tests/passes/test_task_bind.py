@@ -222,6 +222,9 @@ def test_static_host_array_becomes_a_gdram_buffer_copied_back(tmp_path):
     assert "cnrtMalloc((void **) (&__xp_d_q), sizeof(q));" in host
     back = host.index("cnrtMemcpy((void *) q, __xp_d_q, sizeof(q), CNRT_MEM_TRANS_DIR_DEV2HOST)")
     assert host.index("static_scratch_kernel_k1<<<") < back < host.index("cnrtFree(__xp_d_q)")
+    # one-dimensional: staged in NRAM like a pointer parameter (written densely by k0)
+    assert "static_scratch_kernel_k0:q" in out.facts["task_bind"]["staged"]
+    assert "__memcpy(q + __xp_w0_q, __xp_q_n" in text
     assert _task_bind_verified("static_scratch", tmp_path)
 
 
