@@ -8,6 +8,9 @@ Summary
     allocation size ``S``, textually, over scalars the entry never assigns) from / to one pointer
     parameter ``H`` of the entry, this pass replaces ``D`` by ``H`` in the kernel calls (and in a
     full ``xp_memset``/``memset`` of ``D``) and drops the declaration, allocation, copies and free.
+    A full device-to-device copy ``xp_memcpy(D2, D1, S)`` from a copied-in input ``D1`` into a
+    buffer ``D2`` that is copied back (and not copied in) stays as the same copy between their
+    parameters, ``xp_memcpy(H2, H1, S)`` (the "out starts as a copy of data" of scatter kernels).
     The dependence analysis of the lowering passes then sees the entry's parameters directly.
 Requires
     1. An entry function definition with at least one device buffer pattern: a local pointer
@@ -85,6 +88,8 @@ class _Buf:
         self.sets = []             # (idx, size text)
         self.free = None
         self.kernel_uses = []      # (idx, kernel name, arg position)
+        self.d2d_in = None         # (idx, source buffer, size text): device-to-device copy into it
+        self.d2d_reads = []        # (idx, size text): device-to-device copies out of it
         self.other = None          # first non-pattern use (node)
 
 
@@ -150,7 +155,14 @@ def _analyse(program, ast):
             continue
         elif name in _COPY and len(args) == 3:
             d, h = _id(args[0]), _id(args[1])
-            if d in bufs and h in params and isinstance(_strip_casts(args[0]), c_ast.ID):
+            if d in bufs and h in bufs and d != h and isinstance(_strip_casts(args[0]), c_ast.ID) \
+                    and isinstance(_strip_casts(args[1]), c_ast.ID) and bufs[d].d2d_in is None:
+                # device-to-device copy: once both buffers are replaced by their host
+                # parameters it is the same full copy between those parameters
+                bufs[d].d2d_in = (i, h, _text(args[2]))
+                bufs[h].d2d_reads.append((i, _text(args[2])))
+                handled = {0, 1}
+            elif d in bufs and h in params and isinstance(_strip_casts(args[0]), c_ast.ID):
                 b = bufs[d]
                 if b.copy_in is None:
                     b.copy_in = (i, h, _text(args[2]))
@@ -200,7 +212,8 @@ def _analyse(program, ast):
         if size_ids & written:
             bad(f"allocation size {size} depends on an assigned variable")
             continue
-        sizes = [c[2] for c in (b.copy_in, b.copy_out) if c] + [t for _, t in b.sets]
+        sizes = [c[2] for c in (b.copy_in, b.copy_out, b.d2d_in) if c] + \
+            [t for _, t in b.sets] + [t for _, t in b.d2d_reads]
         if any(t != size for t in sizes):
             bad(f"partial copy: copy size differs from the allocation size {size}")
             continue
@@ -216,8 +229,16 @@ def _analyse(program, ast):
             bad(f"host buffer {h} is used by the host or passed to a kernel besides its copies "
                 f"(aliasing)", items[host_uses[h][0]])
             continue
-        order = [b.alloc[0]] + ([b.copy_in[0]] if b.copy_in else []) + [i for i, _ in b.sets]
-        uses = [i for i, _, _ in b.kernel_uses]
+        if b.d2d_in and (b.copy_in or not b.copy_out):
+            bad("a device-to-device copy into a buffer that is also copied in, or not copied "
+                "back")
+            continue
+        if b.d2d_reads and (b.copy_out or not b.copy_in):
+            bad("a device-to-device copy out of a buffer that is not a copied-in input")
+            continue
+        order = [b.alloc[0]] + ([b.copy_in[0]] if b.copy_in else []) + \
+            ([b.d2d_in[0]] if b.d2d_in else []) + [i for i, _ in b.sets]
+        uses = [i for i, _, _ in b.kernel_uses] + [i for i, _ in b.d2d_reads]
         tail = ([b.copy_out[0]] if b.copy_out else []) + ([b.free] if b.free is not None else [])
         if uses and (max(order) >= min(uses) or (tail and max(uses) >= min(tail))):
             bad("copies are not ordered allocation < copy-in < kernel calls < copy-out < free")

@@ -129,3 +129,58 @@ extern "C" void entry(float* x, int64_t* idx, float* y, int n) {
     ext = devcopy.recorded_extents(run_pass("devcopy", lifted, extents=True).ast)
     assert ext["idx"].replace(" ", "") == "n*8"
     assert "sizeof(float)" in ext["x"].replace(" ", "")
+
+
+D2D = """#include <cuda_runtime.h>
+__global__ void upd(const int* idx, const float* u, float* o, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) o[idx[i]] = u[i];
+}
+extern "C" void entry(float* data, int* idx, float* u, float* out, int m, int n) {
+  float* d_data; int* d_idx; float* d_u; float* d_out;
+  cudaMalloc(&d_data, m * sizeof(float));
+  cudaMalloc(&d_idx, n * sizeof(int));
+  cudaMalloc(&d_u, n * sizeof(float));
+  cudaMalloc(&d_out, m * sizeof(float));
+  cudaMemcpy(d_data, data, m * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(d_idx, idx, n * sizeof(int), cudaMemcpyHostToDevice);
+  cudaMemcpy(d_u, u, n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(d_out, d_data, m * sizeof(float), cudaMemcpyDeviceToDevice);
+  upd<<<(n + 31) / 32, 32>>>(d_idx, d_u, d_out, n);
+  cudaMemcpy(out, d_out, m * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_data); cudaFree(d_idx); cudaFree(d_u); cudaFree(d_out);
+}
+"""
+
+
+def test_device_to_device_copy_becomes_a_copy_between_parameters(tmp_path):
+    # out starts as a device copy of data (scatter): the copy stays, between the parameters
+    prog, lifted = _lift(D2D)
+    out = run_pass("devcopy", lifted)
+    text = platforms.module("vnni", "backend").emit(out)
+    body = _entry_text(text)
+    for gone in ("d_data", "d_out", "xp_malloc(", "xp_free("):
+        assert gone not in body, body
+    assert "xp_memcpy(out, data," in body.replace("(float *) ", "")
+    m, n = 64, 40
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(m).astype(np.float32), rng.permutation(m)[:n].astype(np.int32),
+            rng.standard_normal(n).astype(np.float32), np.zeros(m, np.float32), m, n]
+    sp = tmp_path / "k.cu"
+    sp.write_text(D2D)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(sp, args=want, program=prog)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    tp = tmp_path / "k.cpp"
+    tp.write_text(text)
+    run_kernel(tp, args=got, source=text, strict=True)
+    for w, g in zip(want[:4], got[:4]):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_device_to_device_copy_out_of_a_written_buffer_is_refused():
+    # the source of the device copy is also written by a kernel: not a plain input
+    src = D2D.replace("upd<<<(n + 31) / 32, 32>>>(d_idx, d_u, d_out, n);",
+                      "upd<<<(n + 31) / 32, 32>>>(d_idx, d_u, d_data, n);\n  "
+                      "upd<<<(n + 31) / 32, 32>>>(d_idx, d_u, d_out, n);")
+    assert "XP-DEVCOPY-002" in _codes(src)
