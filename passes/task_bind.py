@@ -19,16 +19,18 @@ Summary
     kernel, and local arrays the dependence test privatised get one copy per task (every
     iteration overwrites what it reads). Host arrays device code uses become GDRAM buffers
     the host wrapper allocates with cnrtMalloc and fills from the array; a ``static`` array's
-    values (which persist between calls) are copied back before the buffer is freed; sequential loops containing
-    parallel nests stay on the host and launch per iteration; ``#pragma omp`` lines are
-    dropped. The host entry keeps the entry's name and parameters and comes from the BANG
+    values (which persist between calls) are copied back before the buffer is freed. Host
+    pointer locals into such buffers or parameters are passed rebased onto the device buffer
+    (``compute = C`` -> ``d_C``). Sequential loops containing parallel nests stay on the host
+    and launch per iteration; ``#pragma omp`` lines are dropped. The host entry keeps the entry's name and parameters and comes from the BANG
     back-end's ``emit_host_entry`` (CNRT queue, cnrtMalloc/cnrtMemcpy sized by
     ``affine.extents``, ``cnrtDim3_t dim = {clusters*cores, 1, 1}``, ``CNRT_FUNC_TYPE_UNION<clusters>``,
     ``<<<dim, ktype, queue>>>``, cnrtQueueSync, copies back, cnrtFree).
 Requires
     1. At least one loop carries no dependence  [XP-TASK-BIND-001].
-    2. The element count of every pointer parameter is computable (``affine.extents``)
-       [XP-TASK-BIND-002].
+    2. The element count of every pointer parameter is computable (``affine.extents``; the
+       host allocation recorded by ``devcopy{extents}`` bounds it, and so does a smaller
+       constant count the caller declares in ``extents``)  [XP-TASK-BIND-002].
     3. With constant shapes, one iteration's staged windows fit the NRAM pool of the profile
        (``nram_bytes - 192 KiB``: 128 KiB stack reserve, 64 KiB for tensorize scratch); with
        symbolic shapes the check runs in the kernel, which falls back to GDRAM accesses
