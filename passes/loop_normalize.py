@@ -23,16 +23,17 @@ Summary
     tasks (threads) and stage in contiguous tiles.
 Requires
     1. The program has an entry function definition  [XP-LOOP-NORMALIZE-001].
-    2. A nest of counted loops ``for (v = 0; v < C; ++v)`` (``C`` a constant > 0, ``v`` not
-       written in the nest) whose innermost body is, besides side-effect-free declarations
+    2. A nest of counted loops ``for (v = 0; v < C; ++v)`` (``C`` a constant > 0 or an
+       expression of names the nest does not write, ``v`` not written in the nest) whose innermost body is, besides side-effect-free declarations
        used only by the start, one loop ``for (T i = start; i < N; i += S)`` with ``start``
        the mixed-radix combination above of *all* the nest variables, ``S`` their total
-       extent, ``N`` free of ``i``, of the nest variables and of names the body writes, and a
+       extent (as a product of the same constants and extent expressions), ``N`` free of ``i``, of the nest variables and of names the body writes, and a
        body that does not mention the nest variables or those declarations, writes neither
        ``i`` nor ``N``'s names and does not leave the loop early (break, return, goto)
        [XP-LOOP-NORMALIZE-002].
-    3. The dependence analysis proves that the resulting counted loop carries no dependence
-       [XP-LOOP-NORMALIZE-003].
+    3. The dependence analysis proves that the resulting counted loop carries no dependence,
+       and, for symbolic extents (``gridDim.x = (n + 255) / 256``), Z3 proves every extent is
+       at least 1 whenever ``N > 0``  [XP-LOOP-NORMALIZE-003].
 Guarantees
     Same outputs on the virtual device: the same instances of the body run, each once, and
     their order is proved not to matter. Nests that do not match, or whose reordering is not
@@ -48,16 +49,43 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
+from pycparser import c_generator
+
 from . import affine, canon
 from .base import PassInfo, PassRefused, register
 from .unit_loops import const_int
 
 NAME = "loop_normalize"
+_GEN = c_generator.CGenerator()
 
 
 # ------------------------------------------------------------------------------ matching
-def _counted(s) -> tuple[str, int] | None:
-    """(variable, constant extent) of ``for (T v = 0; v < C; ++v)``, else None."""
+_INT_WORDS = ("int", "unsigned", "signed", "long")
+
+
+def _strip_int_casts(e):
+    while isinstance(e, c_ast.Cast) and isinstance(e.to_type.type, c_ast.TypeDecl) and \
+            canon.type_words(e.to_type.type) and \
+            all(w in _INT_WORDS for w in canon.type_words(e.to_type.type)):
+        e = e.expr
+    return e
+
+
+def _mono(e) -> tuple:
+    """A factor free of the nest variables as a monomial ``(constant, sorted symbol texts)``."""
+    c = const_int(e)
+    if c is not None:
+        return (c, ())
+    return (1, (_GEN.visit(_strip_int_casts(e)),))
+
+
+def _mul(a: tuple, b: tuple) -> tuple:
+    return (a[0] * b[0], tuple(sorted(a[1] + b[1])))
+
+
+def _counted(s) -> tuple[str, tuple, c_ast.Node] | None:
+    """(variable, extent monomial, extent expression) of ``for (T v = 0; v < E; ++v)`` with
+    ``E`` a positive constant or an expression of names (checked later), else None."""
     if not isinstance(s, c_ast.For) or not isinstance(s.init, c_ast.DeclList) or \
             len(s.init.decls) != 1:
         return None
@@ -69,62 +97,92 @@ def _counted(s) -> tuple[str, int] | None:
     if not (isinstance(c, c_ast.BinaryOp) and c.op == "<" and isinstance(c.left, c_ast.ID) and
             c.left.name == v):
         return None
-    n = const_int(c.right)
     nxt = s.next
-    if n is None or n <= 0 or not (isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++") and
-                                   isinstance(nxt.expr, c_ast.ID) and nxt.expr.name == v):
+    if not (isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++") and
+            isinstance(nxt.expr, c_ast.ID) and nxt.expr.name == v):
         return None
-    return v, n
+    n = const_int(c.right)
+    if n is not None and n <= 0:
+        return None
+    if n is None and (canon.has_side_effects(c.right) or v in canon.ids_in(c.right)):
+        return None
+    return v, _mono(c.right), c.right
 
 
-def _linear(e, decls: dict, depth: int = 0) -> dict | None:
-    """``e`` as ``{name: coefficient, "": constant}`` over plain names (declarations in
-    ``decls`` expanded), integer constants only; None if not of that form."""
+def _linear(e, decls: dict, nest: set, depth: int = 0) -> dict | None:
+    """``e`` as ``{name: coefficient monomial, "": constant monomial}`` over the nest variables
+    (declarations in ``decls`` expanded); factors free of them are kept as symbol texts. None
+    if not of that form."""
     if depth > 32:
         return None
     c = const_int(e)
     if c is not None:
-        return {"": c}
+        return {"": (c, ())}
     match e:
         case c_ast.ID(name=n):
             if n in decls:
-                return _linear(decls[n], decls, depth + 1)
-            return {n: 1}
+                return _linear(decls[n], decls, nest, depth + 1)
+            return {n: (1, ())} if n in nest else None
         case c_ast.Cast(to_type=tt, expr=x):
             words = canon.type_words(tt.type)
-            if isinstance(tt.type, c_ast.TypeDecl) and words and \
-                    all(w in ("int", "unsigned", "signed", "long") for w in words):
-                return _linear(x, decls, depth + 1)
+            if isinstance(tt.type, c_ast.TypeDecl) and words and all(w in _INT_WORDS for w in words):
+                return _linear(x, decls, nest, depth + 1)
             return None
-        case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-"):
-            a, b = _linear(l, decls, depth + 1), _linear(r, decls, depth + 1)
+        case c_ast.BinaryOp(op="+", left=l, right=r):
+            a, b = _linear(l, decls, nest, depth + 1), _linear(r, decls, nest, depth + 1)
             if a is None or b is None:
                 return None
             out = dict(a)
             for k, v in b.items():
-                out[k] = out.get(k, 0) + (v if op == "+" else -v)
-            return out
+                if k in out:
+                    if out[k][1] != v[1]:
+                        return None
+                    out[k] = (out[k][0] + v[0], v[1])
+                else:
+                    out[k] = v
+            return {k: v for k, v in out.items() if v[0] != 0 or k != ""}
         case c_ast.BinaryOp(op="*", left=l, right=r):
-            a, b = _linear(l, decls, depth + 1), _linear(r, decls, depth + 1)
-            if a is None or b is None:
+            free_l = not (canon.ids_in(l) & (nest | set(decls)))
+            free_r = not (canon.ids_in(r) & (nest | set(decls)))
+            if free_l and free_r:
+                return None                 # a product of symbols alone is not a term here
+            if free_l:
+                l, r = r, l
+            elif not free_r:
+                return None                 # product of two nest variables
+            if canon.has_side_effects(r):
                 return None
-            if set(a) == {""}:
-                a, b = b, a
-            if set(b) != {""}:
-                return None                 # product of two variables
-            return {k: v * b[""] for k, v in a.items()}
+            a = _linear(l, decls, nest, depth + 1)
+            if a is None:
+                return None
+            m = _mono(r)
+            return {k: _mul(v, m) for k, v in a.items()}
     return None
 
 
-def _step(nxt, var: str) -> int | None:
+def _step(nxt, var: str):
     match nxt:
         case c_ast.Assignment(op="+=", lvalue=c_ast.ID(name=n), rvalue=r) if n == var:
-            return const_int(r)
+            return r
         case c_ast.Assignment(op="=", lvalue=c_ast.ID(name=n),
                               rvalue=c_ast.BinaryOp(op="+", left=c_ast.ID(name=m), right=r)) \
                 if n == var and m == var:
-            return const_int(r)
+            return r
     return None
+
+
+def _step_mono(r) -> tuple | None:
+    """The step expression as a product monomial (constants and symbol factors)."""
+    c = const_int(r)
+    if c is not None:
+        return (c, ())
+    r0 = _strip_int_casts(r)
+    if isinstance(r0, c_ast.BinaryOp) and r0.op == "*":
+        a, b = _step_mono(r0.left), _step_mono(r0.right)
+        return None if a is None or b is None else _mul(a, b)
+    if canon.has_side_effects(r0):
+        return None
+    return _mono(r0)
 
 
 def _bound(cond, var: str):
@@ -159,7 +217,7 @@ class Match:
 
 def match(s) -> Match | None:
     """The grid-stride nest rooted at statement ``s`` (see the module docstring), else None."""
-    nest: list[tuple[str, int]] = []
+    nest: list[tuple] = []
     cur = s
     decls: dict = {}
     while True:
@@ -191,19 +249,28 @@ def match(s) -> Match | None:
     if d.init is None or not isinstance(d.type, c_ast.TypeDecl):
         return None
     i = d.name
-    names = {v for v, _ in nest}
+    names = {v for v, _, _ in nest}
     if i in names or i in decls:
         return None
-    lin = _linear(d.init, decls)
-    if lin is None or lin.get("", 0) != 0 or set(lin) - {""} != names:
-        return None
-    terms = sorted(((lin[v], c) for v, c in nest), key=lambda t: t[0])
-    weight = 1
-    for w, c in terms:
-        if w != weight:
+    # the extents of the nest never change inside it
+    for _, _, ext in nest:
+        if canon.ids_in(ext) & (names | {i} | canon.written_names(s)):
             return None
-        weight *= c
-    if _step(inner.next, i) != weight:
+    lin = _linear(d.init, decls, names)
+    if lin is None or lin.get("", (0, ()))[0] != 0 or set(lin) - {""} != names:
+        return None
+    # mixed radix: weights 1, C_a, C_a*C_b, ... (as monomials), stride = all extents' product
+    left = {v: m for v, m, _ in nest}
+    weight = (1, ())
+    order = []
+    while left:
+        v = next((v for v in left if lin[v] == weight), None)
+        if v is None:
+            return None
+        order.append(v)
+        weight = _mul(weight, left.pop(v))
+    step = _step(inner.next, i)
+    if step is None or _step_mono(step) != weight:
         return None
     bound = _bound(inner.cond, i)
     if bound is None or canon.has_side_effects(bound):
@@ -218,7 +285,11 @@ def match(s) -> Match | None:
     # the headers it holds only the pure declarations and the strided loop)
     if canon.written_names(inner) & names or _leaves_early(inner.stmt):
         return None
-    return Match(s, inner, terms)
+    m = Match(s, inner, order)
+    m.extents = [e for _, mono, e in nest if mono[1]]
+    m.nest = nest
+    m.bound = bound
+    return m
 
 
 def _counted_loop(m: Match) -> c_ast.For:
@@ -275,7 +346,7 @@ def _normalize(program, ast) -> tuple[int, int, object]:
                 continue
             new = _counted_loop(m)
             _set(slot, new)
-            if _proved(program, ast, new):
+            if _extents_ok(m) and _proved(program, ast, new):
                 done += 1
                 progress = True
                 break                       # statement positions changed: look again
@@ -285,6 +356,63 @@ def _normalize(program, ast) -> tuple[int, int, object]:
         if progress:
             unproved, first = 0, None       # recount the unproved ones on the final tree
     return done, unproved, first
+
+
+_INT_MAX = 2 ** 31 - 1   # names are C ints
+
+
+def _z3_expr(e, z3, syms: dict):
+    """Integer value of a C expression over names (each an int in [-2^31, 2^31)), else None."""
+    c = const_int(e)
+    if c is not None:
+        return z3.IntVal(c)
+    match e:
+        case c_ast.ID(name=n):
+            if n not in syms:
+                syms[n] = z3.Int(n)
+            return syms[n]
+        case c_ast.Cast(to_type=tt, expr=x):
+            words = canon.type_words(tt.type)
+            if isinstance(tt.type, c_ast.TypeDecl) and words and all(w in _INT_WORDS for w in words):
+                return _z3_expr(x, z3, syms)
+            return None
+        case c_ast.UnaryOp(op="-", expr=x):
+            a = _z3_expr(x, z3, syms)
+            return None if a is None else -a
+        case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-", "*", "/"):
+            a, b = _z3_expr(l, z3, syms), _z3_expr(r, z3, syms)
+            if a is None or b is None:
+                return None
+            if op == "+":
+                return a + b
+            if op == "-":
+                return a - b
+            if op == "*":
+                return a * b
+            return affine._tdiv(z3, a, b)
+    return None
+
+
+def _extents_ok(m: Match) -> bool:
+    """With symbolic extents: whenever the strided loop would run (bound > 0), every extent is
+    at least 1, so the nest covers ``[0, bound)`` exactly once. Proved by Z3 over all int
+    values of the names; constant extents need nothing. (As for constant extents, the source's
+    own ``i += stride`` is assumed not to overflow - its loop would not end otherwise - so the
+    stride, the product of the extents, is representable.)"""
+    if not m.extents:
+        return True
+    z3 = affine._z3()
+    syms: dict = {}
+    n = _z3_expr(m.bound, z3, syms)
+    exts = [_z3_expr(e, z3, syms) for e in m.extents]
+    if n is None or any(e is None for e in exts):
+        return False
+    solver = z3.Solver()
+    solver.set("timeout", 3000)
+    solver.add(*[z3.And(v >= -2 ** 31, v <= _INT_MAX) for v in syms.values()])
+    solver.add(n > 0)
+    solver.add(z3.Or(*[e < 1 for e in exts]))
+    return solver.check() == z3.unsat
 
 
 def _proved(program, ast, loop: c_ast.For) -> bool:

@@ -118,3 +118,29 @@ def test_reordering_that_is_not_proved_is_refused():
     src = GRID_STRIDE.replace("out[i] = x[i] * 2.0f + 1.0f;",
                               "out[i] = (i >= 24 ? out[i - 24] : 0.0f) + x[i];")
     _refused(_prog(src), "XP-LOOP-NORMALIZE-003")
+
+
+SYMBOLIC_GRID = r"""
+extern "C" void k(const float *x, float *out, int n) {
+  for (unsigned int bx = 0; bx < ((unsigned int) ((n + 8 - 1) / 8)); ++bx)
+    for (unsigned int tx = 0; tx < 8u; ++tx)
+      for (int i = bx * 8u + tx; i < n; i += 8u * ((unsigned int) ((n + 8 - 1) / 8)))
+        out[i] = x[i] + 1.0f;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 8, 29])
+def test_symbolic_grid_extent_proved_positive(n):
+    # gridDim.x = ceil(n / 8): Z3 proves it is at least 1 whenever the loop runs (n > 0)
+    src = _prog(SYMBOLIC_GRID)
+    out = run_pass("loop_normalize", src)
+    assert "bx" not in _body(out) and "for (int i = 0; i < n; ++i)" in _body(out)
+    _same(src, out, _args(n))
+
+
+def test_symbolic_extent_that_may_be_zero_is_refused():
+    # a grid size unrelated to n may be 0 while n > 0: the nest would then run nothing
+    src = SYMBOLIC_GRID.replace("int n)", "int n, int g)").replace(
+        "((unsigned int) ((n + 8 - 1) / 8))", "((unsigned int) g)")
+    _refused(_prog(src), "XP-LOOP-NORMALIZE-003")
