@@ -233,3 +233,24 @@ def test_corpus_bang_to_gpu_is_verified(name, to, tmp_path):
     assert "__bang_" not in text and "__nram__" not in text
     bound = [s for s in rep.steps if s.name == "loop_bind"]
     assert bound and bound[0].status == "verified"
+
+
+@pytest.mark.parametrize("name,to", [
+    ("add_18_128", "hip"),                                                  # tile loop
+    pytest.param("avgpool_1_16_16_64_3_3_1_1", "cuda", marks=pytest.mark.slow),  # collapsed band
+    pytest.param("rmsnorm_48_256", "cuda", marks=pytest.mark.slow),     # shared + global scratch
+])
+def test_corpus_bang_to_gpu_keeps_blocks_threads_and_on_chip_buffers(name, to, tmp_path):
+    """loop_bind{levels=2}: the task loop over blocks, the element loops over the block's
+    threads, the NRAM buffers in __shared__ memory (issue item 8)."""
+    out = tmp_path / f"{name}.{'cu' if to == 'cuda' else 'hip'}"
+    rep = translate(str(CORPUS / f"{name}.mlu"), to, str(out))
+    assert rep.status == "verified", rep.message
+    assert "levels=2" in rep.pipeline
+    res = rep.resources["output"]
+    launches = res["parallel"]["launches"]
+    assert launches and all(l["grid"][0] > 1 and l["block"][0] > 32 for l in launches), launches
+    assert res["on_chip_bytes"].get("shared", 0) > 0
+    assert any(b["space"] == "shared" for b in res["buffers"])
+    text = out.read_text()
+    assert "__shared__" in text and "__syncthreads();" in text and "threadIdx.x" in text
