@@ -42,6 +42,21 @@ Scratch arrays
     values a ``static`` array kept from the previous call); kernels receive a pointer to its
     first element (row); at the end of the declaring block a non-const ``static`` array gets
     the device values back (so it persists as in C), then the buffer is freed.
+Two levels (``levels=2``)
+    A kernel region whose band starts with a canonical loop (no extent-1 loops around it, no
+    privatised arrays) is scheduled by ``passes/loop_bind_blocks.py`` (legality:
+    ``schedule``; rewrite: ``build``): the loop runs over blocks (``for (b = blockIdx.x;
+    b < n; b += gridDim.x)``, grid min(n, 65535)), the arrays declared in its body become
+    ``__shared__`` while they fit the profile's ``shared_mem_bytes`` (the rest: slices of a
+    per-block global scratch buffer the host allocates around the launch), its parallel
+    inner loops (rectangular bands collapsed) are strided over ``threadIdx.x``, the rest runs
+    redundantly (scalar-only statements) or in thread 0, with ``__syncthreads()`` between
+    phases in block-uniform control flow only. blockDim: the largest constant inner trip
+    count rounded up to 32 (at least 64), else ``block``. A region keeps one level when no
+    inner loop is parallel, all inner parallel loops are shorter than a warp, a fused band
+    has no local arrays, or the schedule's legality fails (thread 0 assigning a scalar other
+    threads read, address-taken variables, ``return``/``goto``, ``break``/``continue``
+    across a barrier, arrays without constant bounds).
 Guarantees
     Same outputs on the virtual device; every kernel launches at most ``block`` threads per
     block and at most 2^31-1 blocks (grid-stride loop with at most 65535 blocks when the
@@ -50,7 +65,8 @@ Guarantees
     ``constexpr`` (usable in device code).
 Options
     to: ``cuda`` or ``hip``.  block: threads per block (default 256; smaller constant trip
-    counts get a block of the trip count rounded up to 32).
+    counts get a block of the trip count rounded up to 32).  levels: 1 (default) or 2
+    (blocks x threads, see above)  [XP-BIND-006].
 Example
     ``for (int i = 0; i < n; ++i) out[i] = x[i] + y[i];``  ->
     ``__global__ void add_k0(const float *x, const float *y, float *out, int n)
@@ -1239,9 +1255,11 @@ def _launch(kernel: str, grid, block, args):
               "traceable pointers, device-callable functions, no device->host scalars "
               "(XP-BIND-003)", "1 <= block <= 1024 (XP-BIND-004)",
               "host arrays used on the device have constant bounds; no host pointer locals "
-              "in device code (XP-BIND-005)"),
+              "in device code (XP-BIND-005)", "levels is 1 or 2 (XP-BIND-006)"),
     guarantees=("same outputs on the virtual device", "<= block threads per block, grid within "
-                "limits (grid-stride loop otherwise)", "entry name and parameters kept"),
+                "limits (grid-stride loop otherwise)", "entry name and parameters kept",
+                "levels=2: barriers only in block-uniform control flow; phases that share "
+                "memory separated by __syncthreads()"),
     introduces=("__global__ kernels", "CUDA/HIP runtime API", "<<<>>> launches",
                 "__xp_d_<array> device scratch buffers for host arrays"),
 ))
