@@ -543,6 +543,16 @@ class _Planner:
             if self.levels == 2:
                 self._two_level(r)
 
+    def _reserved(self) -> frozenset:
+        """Entry parameters and file-scope names (functions, globals, typedefs)."""
+        names = {p.name for p in self.entry.params}
+        for e in self.program.ast.ext:
+            if isinstance(e, c_ast.FuncDef):
+                names.add(e.decl.name)
+            elif isinstance(e, (c_ast.Decl, c_ast.Typedef)) and e.name:
+                names.add(e.name)
+        return frozenset(names)
+
     def _two_level(self, r: Region) -> None:
         """Give kernel region ``r`` a blocks x threads schedule when one applies (legality of
         the two-level rewrite: ``loop_bind_blocks.schedule``); else it keeps one level."""
@@ -553,7 +563,8 @@ class _Planner:
         try:
             r.sched = blocks.schedule(r.loops[0], self.info, min(self.block, 1024),
                                       self.shared_limit,
-                                      self.program.facts.get("constants") or {})
+                                      self.program.facts.get("constants") or {},
+                                      self._reserved())
         except blocks.NotTwoLevel as exc:
             self.two_level.append((r.name, str(exc)))
             return

@@ -90,9 +90,12 @@ class _State:
 
 
 def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
-             shared_limit: int, constants: dict | None = None) -> Schedule:
+             shared_limit: int, constants: dict | None = None,
+             reserved: frozenset = frozenset()) -> Schedule:
     """The two-level schedule of the body of ``loop`` (raises NotTwoLevel); ``constants``:
-    the program's named integer constants (macros), for array bounds."""
+    the program's named integer constants (macros), for array bounds; ``reserved``: names
+    of the kernel's parameters and file-scope declarations (a hoisted array must not take
+    the place of one of them)."""
     s = _Scheduler(info, shared_limit, constants or {})
     body = loop.node.stmt
     stmts = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
@@ -111,8 +114,9 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
     if st.pending:
         items.append(("sync",))          # the next block iteration reuses the shared arrays
     for d, _, _ in s.shared:
-        if declared.get(d.name, 0) != 1:
-            raise NotTwoLevel(f"array '{d.name}' is declared more than once in the kernel")
+        if declared.get(d.name, 0) != 1 or d.name in reserved or d.name.startswith("__xp_"):
+            raise NotTwoLevel(f"array '{d.name}' is declared more than once in the kernel or "
+                              "shadows a parameter or file-scope name")
     shared, scratch, used, off = [], [], 0, 0
     for d, n, dims in s.shared:         # on chip while they fit, in declaration order
         if used + n <= shared_limit:

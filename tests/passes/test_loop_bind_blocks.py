@@ -210,3 +210,11 @@ extern "C" void rowsum(const float *x, float *y) {
     _, _, text = _bind(src, "rowsum", tmp_path)
     assert "__xp_b" not in text and "__syncthreads" not in text
     assert "blockIdx.x) * blockDim.x + threadIdx.x" in text
+
+
+def test_an_array_shadowing_a_parameter_is_not_hoisted(tmp_path):
+    src = PHASES.replace("float buf[100];", "float y2 = 0.0f; float x[1];").replace(
+        "buf[i] = x[t * 100 + i] * 2.0f;", "y2 += 1.0f;").replace(
+        "buf[99 - i] + 1.0f", "1.0f")
+    _, _, text = _bind(src, "shadow", tmp_path)
+    assert "__shared__" not in text and "__xp_b" not in text      # one level kept
