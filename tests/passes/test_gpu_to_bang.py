@@ -78,3 +78,14 @@ def test_hip_softmax_per_thread_row_pointers_to_bang(tmp_path):
     rep = tr.translate(str(CORPUS / "hip" / "softmax_64_128.hip"), "bang", str(out))
     _check(rep, out)
     assert {s.name: s.status for s in rep.steps}["rematerialize"] == "verified"
+
+
+@pytest.mark.slow
+def test_hip_layernorm_with_device_properties_to_bang(tmp_path):
+    # the block size comes from hipGetDeviceProperties (struct_consts folds prop.warpSize) and
+    # the row pointers xr/yr are kept per thread across the shuffles (rematerialize)
+    out = tmp_path / "layernorm.mlu"
+    rep = tr.translate(str(CORPUS / "hip" / "layernorm_32_128.hip"), "bang", str(out))
+    _check(rep, out)
+    steps = {s.name: s.status for s in rep.steps}
+    assert steps["struct_consts"] == "verified" and steps["rematerialize"] == "verified"
