@@ -97,6 +97,7 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
     of the kernel's parameters and file-scope declarations (a hoisted array must not take
     the place of one of them)."""
     s = _Scheduler(info, shared_limit, constants or {})
+    s.body = loop.node.stmt
     body = loop.node.stmt
     stmts = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
     _check_names(loop.node.stmt)
@@ -147,6 +148,33 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
         block = max_block
     block = min(block, max_block)
     return Schedule(items, shared, s.thread_loops, block, used, scratch, off)
+
+
+def _read_only(body, name: str) -> bool:
+    """Is every use of array ``name`` in ``body`` an element read ``name[i]...`` (never
+    assigned, incremented, address-taken or decayed to a pointer)?"""
+    parents = {}
+    for n in _walk(body):
+        for _, c in n.children():
+            parents[id(c)] = n
+    for n in _walk(body):
+        if not (isinstance(n, c_ast.ID) and n.name == name):
+            continue
+        top, cur = None, n
+        while True:
+            p = parents.get(id(cur))
+            if isinstance(p, c_ast.ArrayRef) and p.name is cur:
+                top, cur = p, p
+                continue
+            break
+        if top is None:
+            return False                 # decays to a pointer (or is passed whole)
+        p = parents.get(id(top))
+        if isinstance(p, c_ast.Assignment) and p.lvalue is top:
+            return False
+        if isinstance(p, c_ast.UnaryOp) and p.op in ("++", "--", "p++", "p--", "&"):
+            return False
+    return True
 
 
 def _whole_array_use(node, name: str) -> str | None:
@@ -364,8 +392,14 @@ class _Scheduler:
             dims = self._dims(d.type)
             if dims is None:
                 raise NotTwoLevel(f"array '{d.name}' has no constant dimensions")
-            if d.init is not None or set(d.storage or []) & {"static", "extern"}:
-                raise NotTwoLevel(f"array '{d.name}' is static or initialised")
+            if set(d.storage or []) & {"static", "extern"}:
+                raise NotTwoLevel(f"array '{d.name}' is static")
+            if d.init is not None:
+                # a table only read (int dims[3] = {...}): each thread keeps its own copy
+                if not _read_only(self.body, d.name):
+                    raise NotTwoLevel(f"array '{d.name}' is initialised and not only read")
+                items.append(("stmt", d))
+                return
             words = affine._type_names(_base_type(d.type))
             elem = affine._bytes_of_words(words) or \
                 next((HALF_TYPES[w] for w in words if w in HALF_TYPES), None)

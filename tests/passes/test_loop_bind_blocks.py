@@ -218,3 +218,29 @@ def test_an_array_shadowing_a_parameter_is_not_hoisted(tmp_path):
         "buf[99 - i] + 1.0f", "1.0f")
     _, _, text = _bind(src, "shadow", tmp_path)
     assert "__shared__" not in text and "__xp_b" not in text      # one level kept
+
+
+TABLE = """
+extern "C" void scaled(const float *x, float *y) {
+  for (int t = 0; t < 3; ++t) {
+    const int stride[3] = {1, 2, 3};
+    float buf[64];
+    for (int i = 0; i < 64; ++i)
+      buf[i] = x[t * 64 + i] * (float) stride[t];
+    for (int i = 0; i < 64; ++i)
+      y[t * 64 + i] = buf[63 - i];
+  }
+}
+"""
+
+
+def test_a_read_only_initialised_table_stays_per_thread(tmp_path):
+    _, _, text = _bind(TABLE, "scaled", tmp_path, extents="x:192 y:192")
+    k = _kernel(text)
+    assert "__shared__ float buf[64];" in k and "__shared__ int stride" not in k
+    assert "const int stride[3] = {1, 2, 3};" in k
+    x = np.linspace(-1, 1, 192).astype(np.float32)
+    _run_both(TABLE, text, "scaled", tmp_path, [x, np.zeros(192, np.float32)])
+    written = TABLE.replace("buf[i] = x[t * 64 + i]", "stride[0] = 2; buf[i] = x[t * 64 + i]")
+    _, _, text = _bind(written, "written", tmp_path, extents="x:192 y:192")
+    assert "__xp_b" not in text                        # a written table: one level kept
