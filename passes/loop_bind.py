@@ -89,6 +89,7 @@ from . import affine
 from .base import Option, PassInfo, register
 
 NAME = "loop_bind"
+RETRY_TIMEOUT_MS = 30000      # second dependence test of a loop the first (3 s) did not prove
 FILL_THREADS = 8192           # fuse two parallel loops when the outer trip count is below this
 MAX_GRID = 2147483647
 STRIDE_GRID = 65535
@@ -336,6 +337,7 @@ class _Planner:
         self.program, self.info, self.block = program, info, block
         self.levels, self.shared_limit = levels, shared_limit
         self.two_level: list = []                  # (kernel name, schedule or reason)
+        self.verdicts: dict = {}                   # id(LoopInfo) -> affine.Verdict
         self.entry = program.entry
         self.pointer_params = {p.name for p in self.entry.params if p.kind == "pointer"}
         self.access_nodes = {id(a.node): a for a in info.accesses}
@@ -447,7 +449,17 @@ class _Planner:
                 not lp.unknown_calls and all(any(o is lp for o in var.owners)
                                              for var, _, _ in lp.scalar_writes):
             return affine.Verdict(True)
-        return affine.parallel(self.info, lp, privatize=True)
+        cached = self.verdicts.get(id(lp))
+        if cached is None:
+            cached = affine.parallel(self.info, lp, privatize=True)
+            if not cached.parallel and cached.code == "XP-BIND-001" and \
+                    "may access the same element" in cached.reason:
+                # the dependence test ran out of time or found a conflict: ask again with a
+                # longer limit (a loaded machine makes the 3 s default too short for deep nests)
+                cached = affine.parallel(self.info, lp, timeout_ms=RETRY_TIMEOUT_MS,
+                                         privatize=True)
+            self.verdicts[id(lp)] = cached
+        return cached
 
     def _band(self, lp: affine.LoopInfo, private=frozenset()) -> list:
         """``[lp]``, or ``[lp, inner]`` when the perfectly nested inner loop is parallel too
