@@ -17,7 +17,21 @@ class CudaGenerator(XGenerator):
 
 def emit(program: Program) -> str:
     """CUDA source of ``program`` (preamble + AST)."""
-    return emit_program(program, CudaGenerator)
+    return note_contraction(emit_program(program, CudaGenerator))
+
+
+_NO_CONTRACT = '#pragma GCC optimize ("fp-contract=off")'
+CONTRACTION_NOTE = ("// verified without floating-point contraction (no fused multiply-add); the pragma "
+                    "below only binds the host compiler: compile with `nvcc -fmad=false` to reproduce the "
+                    "verified numerics on the device")
+
+
+def note_contraction(text: str) -> str:
+    """Put a comment before the lifts' ``fp-contract=off`` pragma saying which nvcc flag
+    gives the device code the same no-contraction numerics (the pragma is a GCC one)."""
+    if _NO_CONTRACT not in text or CONTRACTION_NOTE in text:
+        return text
+    return text.replace(_NO_CONTRACT, CONTRACTION_NOTE + "\n" + _NO_CONTRACT, 1)
 
 
 def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None,

@@ -17,7 +17,21 @@ class HipGenerator(XGenerator):
 
 def emit(program: Program) -> str:
     """HIP source of ``program`` (preamble + AST)."""
-    return emit_program(program, HipGenerator)
+    return note_contraction(emit_program(program, HipGenerator))
+
+
+_NO_CONTRACT = '#pragma GCC optimize ("fp-contract=off")'
+CONTRACTION_NOTE = ("// verified without floating-point contraction (no fused multiply-add); the pragma "
+                    "below only binds the host compiler: compile with `hipcc -ffp-contract=off` to reproduce the "
+                    "verified numerics on the device")
+
+
+def note_contraction(text: str) -> str:
+    """Put a comment before the lifts' ``fp-contract=off`` pragma saying which hipcc flag
+    gives the device code the same no-contraction numerics (the pragma is a GCC one)."""
+    if _NO_CONTRACT not in text or CONTRACTION_NOTE in text:
+        return text
+    return text.replace(_NO_CONTRACT, CONTRACTION_NOTE + "\n" + _NO_CONTRACT, 1)
 
 
 def emit_host_entry(entry_name, params, kernel_name, launch, sizes=None,
