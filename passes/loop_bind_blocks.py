@@ -7,9 +7,13 @@ Summary
     scheduled for the threads of one block:
 
     - local arrays declared at phase level of the body (the former NRAM buffers) become
-      ``__shared__`` arrays of the block (when they fit the profile's ``shared_mem_bytes``);
+      ``__shared__`` arrays of the block while they fit the profile's ``shared_mem_bytes``
+      (declaration order); the others become this block's slice of a global scratch buffer
+      (``__xp_scratch``, grid x slice bytes, allocated by the host around the launch); an
+      initialised table that is only read stays a per-thread copy;
     - loops of the body without a loop-carried dependence (``affine.parallel``, Z3) become
       thread-strided loops (``for (i = start + threadIdx.x * s; i < n; i += blockDim.x * s)``);
+      a rectangular perfect nest of such loops is collapsed into one strided index;
     - statements that write no memory (scalars, pointer locals, reductions into scalars) run
       redundantly in every thread (each computes the same block-uniform values);
     - other statements (stores, ``memcpy``, sequential loops writing memory) run in thread 0
@@ -26,14 +30,17 @@ Summary
     not apply); ``build`` is the rewrite (kernel body statements from the schedule).
 Requires
     1. The bound loop is canonical, with no extent-1 loops around it and no privatised arrays.
-    2. Arrays to share have constant dimensions, no initialiser, no ``static``/``extern``, a
-       name declared once in the kernel, and fit the shared-memory limit together.
+    2. Arrays to share have constant dimensions, no ``static``/``extern``, a name declared
+       once in the kernel that shadows no parameter or file-scope name; an initialised one
+       is only read; one that goes to global scratch is not an operand of ``sizeof``/``&``.
+       No variable other than an array has its address taken.
     3. No ``return``/``goto``/label in the body; ``break``/``continue`` only inside a statement
        that is scheduled as a whole (never across a barrier).
     4. A statement run by thread 0 assigns no scalar declared outside it (other threads would
        not see the value); a thread-strided loop assigns none either; a composite loop's
        header reads no memory.
-    5. At least one loop of the body is thread-strided (else the one-level binding is kept).
+    5. At least one loop of the body is thread-strided, and not all of them are shorter than
+       a warp (else the one-level binding is kept).
 Guarantees
     Barriers only in block-uniform control flow; no two threads of a block write the same
     element between two barriers, and no thread reads an element another thread writes
