@@ -1,0 +1,102 @@
+"""passes/std_calls.py: std:: math / max / min / memset calls -> the C overload C++ picks,
+checked on the virtual device (including NaN operands of std::max / std::min), and one refusal
+per cause."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import platforms
+from passes import std_calls  # noqa: F401  (registers the pass)
+from passes.base import PassRefused, run_pass
+from xpiler.program import parse_source
+from xpiler.run import run_kernel
+
+SRC = r"""
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <algorithm>
+static inline int8_t q8(float v, float scale) {
+  int32_t q = (int32_t)std::nearbyint(v / scale);
+  return (int8_t)std::min(127, std::max(-128, q));
+}
+extern "C" void k(const float *x, const double *d, float *out, double *dout, int8_t *q, int n) {
+  float tmp[4];
+  std::memset(tmp, 0, sizeof(tmp));
+  for (int i = 0; i < n; ++i) {
+    const float v = x[i];
+    out[4 * i] = std::sqrt(std::fabs(v)) + std::exp(v * 0.5f);
+    out[4 * i + 1] = std::max(v, 0.0f) + 0.25f * std::min(v, 0.0f);
+    std::memcpy(&out[4 * i + 2], &tmp[1], sizeof(float));
+    out[4 * i + 3] = (float)std::sqrt(i + 1);
+    const double w = d[i];
+    dout[i] = std::exp(w) + std::pow(w, 2.0);
+    q[i] = q8(v, 0.01f);
+  }
+}
+"""
+
+
+def _prog(text):
+    return parse_source(text, "vnni", "t.cpp")
+
+
+def _emit(p):
+    return platforms.module(p.platform, "backend").emit(p)
+
+
+def _refused(body, code, words):
+    text = "#include <cmath>\n#include <algorithm>\n" + body
+    with pytest.raises(PassRefused) as exc:
+        run_pass("std_calls", _prog(text))
+    d = exc.value.diagnostics[0]
+    assert d.code == code and words in d.message, d.message
+
+
+def _run(p, n, x):
+    rng = np.random.default_rng(1)
+    args = [x, rng.standard_normal(n), np.zeros(4 * n, np.float32), np.zeros(n), np.zeros(n, np.int8), n]
+    run_kernel("a.cpp", args=args, source=_emit(p), program=p)
+    return args
+
+
+def test_overloads_by_operand_type_with_the_same_outputs():
+    src = _prog(SRC)
+    out = run_pass("std_calls", src)
+    text = _emit(out)
+    assert "std::" not in text
+    for call in ("sqrtf(fabsf(v))", "expf(v * 0.5f)", "nearbyintf(v / scale)", "exp(w)", "pow(w, 2.0)",
+                 "sqrt(i + 1)", "memset(tmp", "memcpy(&out"):
+        assert call in text, call
+    n = 50
+    x = (np.random.default_rng(0).standard_normal(n) * 3).astype(np.float32)
+    x[3] = np.nan                     # std::max(NaN, 0.0f) is NaN (fmaxf would give 0)
+    want, got = _run(src, n, x.copy()), _run(out, n, x.copy())
+    for a, b in zip(want[2:5], got[2:5]):
+        np.testing.assert_array_equal(a, b)
+    assert np.isnan(got[2][4 * 3 + 1]) and np.any(got[4] == 127) and np.any(got[4] == -128)
+
+
+def test_refuses_without_a_std_call():
+    _refused('extern "C" void k(float *x) { x[0] = sqrtf(x[1]); }', "XP-STD-001", "no std::")
+
+
+def test_refuses_an_operand_of_unknown_type():
+    _refused('extern "C" void k(float *x) { x[0] = std::sqrt(x[1].v); }', "XP-STD-002", "cannot be established")
+
+
+def test_refuses_max_of_different_types():
+    _refused('extern "C" void k(float *x, int n) { x[0] = std::max(x[1], 2.0); }', "XP-STD-002",
+             "different types")
+
+
+def test_refuses_max_with_side_effects():
+    _refused('extern "C" void k(float *x, int n) { int i = 0; x[0] = std::max(x[i++], x[2]); }', "XP-STD-002",
+             "side effects")
+
+
+def test_refuses_an_unknown_std_function():
+    _refused('extern "C" void k(float *x) { x[0] = std::tgamma(x[1]); }', "XP-STD-002", "std::tgamma")
