@@ -154,10 +154,28 @@ def strip_coords(n) -> None:
         strip_coords(c)
 
 
+def _library_typedefs(code: str, typedefs: str) -> str:
+    """``typedef int T;`` for each library type name the front-ends always treat as a typedef
+    name (``size_t``, ``int64_t``, ``half`` ...: platforms/common/dialect.py COMMON_TYPES) that
+    ``code`` mentions and ``typedefs`` does not declare. pycparser must know a typedef name in
+    advance (``(size_t) N`` is a cast only then); the parsed statements keep the name as
+    written, so the stand-in ``int`` never reaches a result."""
+    import re
+
+    from platforms.common.dialect import COMMON_TYPES
+
+    words = set(re.findall(r"[A-Za-z_]\w*", code)) & COMMON_TYPES
+    declared = set(re.findall(r"[A-Za-z_]\w*", typedefs)) if typedefs else set()
+    return "".join(f"typedef int {w};\n" for w in sorted(words - declared))
+
+
 def parse_stmts(code: str, typedefs: str = "") -> list:
+    """Statements of the C snippet ``code`` (coordinates stripped). ``typedefs``: declarations
+    of the file's own type names the snippet uses; the library type names are added here."""
     from pycparser.c_parser import CParser
 
-    ast = CParser().parse(typedefs + "\nvoid __xp_tmpl(void) {\n" + code + "\n}")
+    head = _library_typedefs(code, typedefs) + typedefs
+    ast = CParser().parse(head + "\nvoid __xp_tmpl(void) {\n" + code + "\n}")
     items = ast.ext[-1].body.block_items or []
     for it in items:
         strip_coords(it)

@@ -36,7 +36,8 @@ Summary
       ``-ffp-contract=off``, so float results match bit for bit).
     * ``form=flat`` (the input of the GPU lowering ``loop_bind``): instead of the launch
       emulation, every launch with a compile-time configuration (the kernel-only entry's default
-      launch, or ``k<<<dim, ktype, q>>>`` with ``cnrtDim3_t dim = {x, y, z}`` and a function
+      launch, or ``k<<<dim, ktype, q>>>`` with ``cnrtDim3_t dim = {x, y, z}``, or ``dim.x = ..; dim.y = ..; dim.z = ..;``
+      constant stores in the declaring block before the launch, and a function
       type constant) becomes ``for (int taskId = 0; taskId < x*y*z; ++taskId)
       k__task(args, taskIdX, ..., coreDim)`` with every built-in a plain expression of
       ``taskId`` and the launch constants (same numbering as above); the on-chip buffers a
@@ -332,7 +333,7 @@ class Lift:
                     lp = _launch_of(n)
                     if lp is not None and self._const_launch(ext, lp) is None:
                         out.append(("XP-TASK-012", "the launch configuration is not a compile-time constant "
-                                    "(a cnrtDim3_t initialised with {x, y, z} and a function type constant)",
+                                    "(a cnrtDim3_t initialised with {x, y, z} or set field by field before the launch, and a function type constant)",
                                     n, lp[0].name))
         return out
 
@@ -354,12 +355,19 @@ class Lift:
                 assigned.add(n.expr.name)
         decls = {n.name: n for n in bl.walk(fd.body) if isinstance(n, c_ast.Decl) and n.name}
         dim = cfg[0] if cfg else None
-        if not isinstance(dim, c_ast.ID) or dim.name in assigned or dim.name not in decls:
+        if not isinstance(dim, c_ast.ID) or dim.name not in decls:
+            return None
+        if dim.name in assigned and decls[dim.name].init is not None:
             return None
         init = decls[dim.name].init
-        if not isinstance(init, c_ast.InitList) or not 1 <= len(init.exprs) <= 3:
+        if init is None:
+            exprs = self._field_stores(fd, decls[dim.name], dim)
+            if exprs is None:
+                return None
+        elif not isinstance(init, c_ast.InitList) or not 1 <= len(init.exprs) <= 3:
             return None
-        exprs = list(init.exprs) + [c_ast.Constant("int", "1")] * (3 - len(init.exprs))
+        else:
+            exprs = list(init.exprs) + [c_ast.Constant("int", "1")] * (3 - len(init.exprs))
         for e in exprs:
             for n in bl.walk(e):
                 ok = isinstance(n, (c_ast.Constant, c_ast.BinaryOp, c_ast.TernaryOp, c_ast.Cast, c_ast.Typename,
@@ -382,6 +390,46 @@ class Lift:
         if ktype not in KTYPES.values():
             return None
         return exprs, ktype
+
+    @staticmethod
+    def _field_stores(fd, decl, dim):
+        """``[x, y, z]`` of a dimension declared without initialiser and set field by field
+        (``cnrtDim3_t d; d.x = 4; d.y = 1; d.z = 1; k<<<d, t, q>>>(...)``): the declaration,
+        exactly one plain store ``d.f = e`` per field as statements of the declaring block
+        after it, and the launch in a later statement of that block; ``d`` written in no other
+        way (no other store, increment or address). None otherwise."""
+        stores, others = {}, 0
+        for n in bl.walk(fd.body):
+            if isinstance(n, c_ast.Assignment):
+                t = n.lvalue
+                if isinstance(t, c_ast.StructRef) and t.type == "." and isinstance(t.name, c_ast.ID) \
+                        and t.name.name == dim.name and n.op == "=" and t.field.name in ("x", "y", "z") \
+                        and t.field.name not in stores:
+                    stores[t.field.name] = n
+                    continue
+                while isinstance(t, (c_ast.StructRef, c_ast.ArrayRef)):
+                    t = t.name
+                others += isinstance(t, c_ast.ID) and t.name == dim.name
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+                t = n.expr
+                while isinstance(t, (c_ast.StructRef, c_ast.ArrayRef)):
+                    t = t.name
+                others += isinstance(t, c_ast.ID) and t.name == dim.name
+        if others or set(stores) != {"x", "y", "z"}:
+            return None
+        for blk in bl.walk(fd.body):
+            items = blk.block_items or [] if isinstance(blk, c_ast.Compound) else []
+            if not any(it is decl for it in items):
+                continue
+            pos = {id(it): k for k, it in enumerate(items)}
+            at = pos[id(decl)]
+            where = [pos.get(id(stores[f]), -1) for f in ("x", "y", "z")]
+            launch = [k for k, it in enumerate(items)
+                      if any((lp := _launch_of(m)) is not None and lp[1] and lp[1][0] is dim for m in bl.walk(it))]
+            if min(where) <= at or len(launch) != 1 or launch[0] <= max(where):
+                return None
+            return [stores[f].rvalue for f in ("x", "y", "z")]
+        return None
 
     def _check_barriers(self, fd, diag):
         kernel = _is_kernel(fd)
