@@ -170,34 +170,37 @@ BANG_TO_GPU = {
     "gelu_active.mlu": _PART,
     "layernorm_rows.mlu": "devcopy " + _PARSE + _TRACE,
     "matmul_wram.mlu": _PART,
-    "maxpool_band.mlu": "XP-TASK-012: cnrtDim3_t set field by field (form=flat needs an initialiser)",
-    "relu_half_block.mlu": "XP-TASK-012: cnrtDim3_t set field by field (form=flat needs an initialiser)",
+    "maxpool_band.mlu": _TRACE + " (task_recovery now accepts the field-by-field cnrtDim3_t)",
+    "relu_half_block.mlu": "XP-DEVCOPY-002 (device buffer used other than as a whole copy) + " + _TRACE,
     "rmsnorm_sumpool.mlu": "devcopy " + _PARSE + _TRACE,
     "rowsum_sram.mlu": "XP-TASK-011: per-task state lives across __sync_cluster (form=flat)",
     "softmax_rows.mlu": _PART,
     "transpose_strided.mlu": _EXT + " (rows blocked by taskId, strided NRAM2GDRAM)",
 }
+_OOB_MASK = "loop_bind output reads past the end of the input (masked tail load; failed verification)"
 VNNI_TO_GPU = {
-    "add_omp.cpp": "indvar " + _PARSE + _EXT,
-    "dense_s8_vnni.cpp": "XP-BIND-003: std::memset has unknown effects",
-    "gemv_u8s8_vnni.cpp": _STD + " (std::nearbyint)",
+    "add_omp.cpp": _EXT,
+    "dense_s8_vnni.cpp": "XP-BIND-003: store through a pointer loop_bind cannot trace (std:: calls now rewritten by std_calls)",
     "get_rows_ggml.cpp": _EXT + " (data-dependent row of an index)",
-    "layernorm_onednn.cpp": _STD + " (std::sqrt)",
-    "relu_template.cpp": _STD + " (std::max)",
+    "layernorm_onednn.cpp": _OOB_MASK,
     "rmsnorm_ggml.cpp": _EXT,
     "rowsum_unroll.cpp": _EXT,
     "sgemm_packed.cpp": _EXT,
-    "softmax_mlas.cpp": _STD + " (std::exp)",
+    "softmax_mlas.cpp": _OOB_MASK,
     "transpose_blocked.cpp": _EXT,
 }
+# measured for vnni -> cuda only (2026-12-02 18:30 UTC); hip / bang keep the earlier pins of
+# the two kernels std_calls unblocked until they are measured
+_VNNI_UNMEASURED = {"gemv_u8s8_vnni.cpp": _STD + " (std::nearbyint; rewritten by std_calls, unmeasured here)",
+                    "relu_template.cpp": _STD + " (std::max; rewritten by std_calls, unmeasured here)"}
 # vnni -> bang: task_bind refuses where loop_bind does (XP-TASK-BIND-002 / -006 for BIND-002 / -003)
 VNNI_TO_BANG = {k: v.replace("XP-BIND-002", "XP-TASK-BIND-002").replace("XP-BIND-003", "XP-TASK-BIND-006")
-                for k, v in VNNI_TO_GPU.items()}
+                for k, v in {**VNNI_TO_GPU, **_VNNI_UNMEASURED}.items()}
 MISSES = {
     ("bang", "cuda"): BANG_TO_GPU,
     ("bang", "hip"): BANG_TO_GPU,
     ("vnni", "cuda"): VNNI_TO_GPU,
-    ("vnni", "hip"): VNNI_TO_GPU,
+    ("vnni", "hip"): {**VNNI_TO_GPU, **_VNNI_UNMEASURED},
     ("vnni", "bang"): VNNI_TO_BANG,
 }
 FAST_FROM = {("bang", "vnni"): {"rowsum_sram.mlu", "matmul_wram.mlu"}, ("vnni", "cuda"): {"maxpool_nhwc.cpp"},
