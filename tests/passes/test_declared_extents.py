@@ -64,7 +64,7 @@ def test_driver_hands_case_shapes_to_the_lowering_and_verifies(tmp_path):
     src = _case(tmp_path)
     rep = translate(str(src), "cuda", str(tmp_path / "out.cu"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
-    assert "loop_bind{extents=data:64 idx:8 out:32;to=cuda}" in rep.pipeline
+    assert "loop_bind{extents=data:64 idx:8 out:32;" in rep.pipeline and "to=cuda}" in rep.pipeline
 
 
 def test_declared_extents_only_for_constant_interfaces(tmp_path):
