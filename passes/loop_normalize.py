@@ -412,7 +412,7 @@ def _extents_ok(m: Match) -> bool:
     solver.add(*[z3.And(v >= -2 ** 31, v <= _INT_MAX) for v in syms.values()])
     solver.add(n > 0)
     solver.add(z3.Or(*[e < 1 for e in exts]))
-    return solver.check() == z3.unsat
+    return affine.check(solver, 3000) == z3.unsat
 
 
 def _proved(program, ast, loop: c_ast.For) -> bool:
