@@ -7,7 +7,9 @@ Summary
     ``j`` is the variable of an enclosing loop ``for (int j = 0; j < W'; ++j)`` with ``W' <= W``
     (or a constant ``0 <= j < W``), becomes ``(j < L)``: bit ``j`` of the mask is set exactly
     when ``j < L`` (for ``L < 0`` the original shift is undefined). A lane test of the full
-    mask constant itself becomes ``1``. This is the shape every ``tail16(n - i)`` helper of the
+    mask constant itself becomes ``1``. The unguarded ``(1u << L) - 1u`` (oneDNN / MLAS tails;
+    ``1ull``: 64 bits) is a tail mask too: bit ``j`` below the literal's width and the bits kept
+    on the way is set exactly when ``j < L`` wherever the source's shift is defined. This is the shape every ``tail16(n - i)`` helper of the
     VNNI corpus takes once ``detensorize_vnni`` and ``inline`` have run; the guard ``j < n - i``
     bounds the accessed extent exactly (``passes/affine.py``), where the bit test is opaque.
 Requires
@@ -107,7 +109,7 @@ class _Simplifier:
 
     def tail_bound(self, mask):
         """(L, W) when ``mask`` is ``(L >= W) ? 2^W-1 : ((1u << L) - 1u)``; ('full', W) for the
-        full constant; None otherwise."""
+        full constant; (L, W, 'bare') for the unguarded ``(1u << L) - 1u``; None otherwise."""
         m = _strip_int_casts(mask)
         c = _const(m)
         if c is not None:
@@ -116,7 +118,7 @@ class _Simplifier:
                     return ("full", w)
             return None
         if not isinstance(m, c_ast.TernaryOp):
-            return None
+            return self.bare_tail(mask)
         cond = m.cond
         if not isinstance(cond, c_ast.BinaryOp):
             return None
@@ -149,6 +151,26 @@ class _Simplifier:
         if canon.has_side_effects(L) or (canon.ids_in(L) & self.written_not_loops()):
             return None
         return (L, W)
+
+    def bare_tail(self, mask):
+        """(L, W, 'bare') when ``mask`` is the unguarded ``(1u << L) - 1u`` (``1ull``/``1ul``: W = 64;
+        ``1u``: W = 32): bit ``j < W`` is set exactly when ``j < L`` wherever the shift is
+        defined (``0 <= L < W``); outside that range the source's shift is undefined."""
+        f = mask
+        if not (isinstance(f, c_ast.BinaryOp) and f.op == "-" and _const(f.right) == 1):
+            return None
+        sh = f.left
+        if not (isinstance(sh, c_ast.BinaryOp) and sh.op == "<<" and _const(sh.left) == 1
+                and isinstance(sh.left, c_ast.Constant)):
+            return None
+        lit = sh.left.value.lower()
+        W = 64 if ("ll" in lit or "ul" in lit) else 32 if "u" in lit else None
+        if W is None:
+            return None
+        L = sh.right
+        if canon.has_side_effects(L) or (canon.ids_in(L) & self.written_not_loops()):
+            return None
+        return (L, W, "bare")
 
     def written_not_loops(self) -> set[str]:
         """Names assigned in the entry, except enclosing loops' variables that only their
@@ -187,7 +209,9 @@ class _Simplifier:
             tb = self.tail_bound(mask)
             if tb is None:
                 return None
-            L, W = tb
+            L, W = tb[:2]
+            if len(tb) == 3:                 # bare (1u << L) - 1u: the lanes below the bits kept
+                W = min(W, width)
             if width < W:
                 return None
             if not self.lane(a.right, W):
