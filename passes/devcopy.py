@@ -14,7 +14,8 @@ Summary
     The dependence analysis of the lowering passes then sees the entry's parameters directly.
 Requires
     1. An entry function definition with at least one device buffer pattern: a local pointer
-       allocated once at the top level of the entry, copied in from or out to an entry pointer
+       (declared without initializer, with its allocation, or as a null pointer ``NULL`` /
+       ``nullptr`` / ``0``) allocated once at the top level of the entry, copied in from or out to an entry pointer
        parameter, and otherwise used only as a whole kernel argument (XP-DEVCOPY-001).
     2. For every such buffer (all or nothing): copies and memset cover the full allocation
        (same size expression, sizes not assigned); order alloc < copy-in < kernel calls <
@@ -66,6 +67,17 @@ def _text(e) -> str:
     return _GEN.visit(_strip_casts(e)).replace(" ", "")
 
 
+def _is_null(e) -> bool:
+    """``e`` is a null pointer constant (``NULL``, ``nullptr``, ``0``, ``(T *) 0``): a buffer
+    declared with it and allocated later holds no data before its allocation."""
+    e = _strip_casts(e)
+    if isinstance(e, c_ast.ID):
+        return e.name in ("NULL", "nullptr")
+    if isinstance(e, c_ast.Constant) and e.value == "nullptr":
+        return True
+    return isinstance(e, c_ast.Constant) and e.type == "int" and e.value.rstrip("uUlL") in ("0", "0x0")
+
+
 def _call_of(stmt):
     """The call of a call statement (possibly ``(void) call;``), else None."""
     if isinstance(stmt, c_ast.UnaryOp) and stmt.op == "sizeof":
@@ -113,7 +125,7 @@ def _analyse(program, ast):
             et = canon.elem_type_of_decl_type(s.type, typedefs)
             if et is not None and et[1] == 1:
                 bufs[s.name] = _Buf(s.name, s, i)
-                if s.init is not None:
+                if s.init is not None and not _is_null(s.init):
                     c = _call_of(_strip_casts(s.init))
                     if canon.call_name(c) == "malloc" and len(_args(c)) == 1:
                         bufs[s.name].alloc = (i, _text(_args(c)[0]))
@@ -411,9 +423,10 @@ def _record_extents(program, ast, plan) -> None:
 
 
 def _host_constants(fdef) -> dict:
-    """``const`` scalar locals declared with an initialiser among the entry's top-level
-    statements (``const int OH = (H - KH) / SH + 1;``): name -> initialiser. Later passes fold
-    them away, so a recorded size is written over their initialisers instead."""
+    """Scalar locals declared with an initialiser among the entry's top-level statements and
+    never assigned (``const int OH = (H - KH) / SH + 1;``, ``size_t bytes = w * h * 4;``):
+    name -> initialiser. Later passes fold or drop them, so a recorded size is written over
+    their initialisers instead."""
     assigned = set()
     for n in canon.walk(fdef.body):
         if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
@@ -423,7 +436,7 @@ def _host_constants(fdef) -> dict:
             assigned.add(n.expr.name)
     out = {}
     for s in fdef.body.block_items or []:
-        if isinstance(s, c_ast.Decl) and s.init is not None and "const" in (s.quals or []) \
+        if isinstance(s, c_ast.Decl) and s.init is not None and s.name not in assigned \
                 and isinstance(s.type, c_ast.TypeDecl) and s.name and \
                 not canon.ids_in(s.init) & assigned:      # the value it had stays readable
             out[s.name] = s.init

@@ -184,3 +184,43 @@ def test_device_to_device_copy_out_of_a_written_buffer_is_refused():
                       "upd<<<(n + 31) / 32, 32>>>(d_idx, d_u, d_data, n);\n  "
                       "upd<<<(n + 31) / 32, 32>>>(d_idx, d_u, d_out, n);")
     assert "XP-DEVCOPY-002" in _codes(src)
+
+
+@pytest.mark.parametrize("null", ["NULL", "nullptr", "0", "(float *) 0"])
+def test_buffers_declared_as_null_pointers_then_allocated(tmp_path, null):
+    # ``float *d_A = NULL, *d_B = NULL; cudaMalloc(&d_A, ...)``: the null initializer holds
+    # no data, the buffer is the same full-copy pattern
+    src = GOOD.replace("float* d_A; float* d_B; float* d_C;",
+                       f"float* d_A = {null}; float* d_B = {null}; float* d_C = {null};")
+    if null == "NULL":
+        src = "#include <cstddef>\n" + src
+    prog, lifted = _lift(src)
+    out = run_pass("devcopy", lifted)
+    text = platforms.module("vnni", "backend").emit(out)
+    body = _entry_text(text)
+    for gone in ("d_A", "d_B", "d_C", "xp_malloc(", "xp_memcpy(", "xp_free("):
+        assert gone not in body, body
+    n = 96
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal(n).astype(np.float32) for _ in range(3)] + [n]
+    sp = tmp_path / "k.cu"
+    sp.write_text(src)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(sp, args=want, program=prog)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    tp = tmp_path / "k.cpp"
+    tp.write_text(text)
+    run_kernel(tp, args=got, source=text, strict=True)
+    for w, g in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_null_buffer_with_another_initializer_or_use_is_refused():
+    # a buffer initialised with something other than a null pointer or its allocation, or
+    # tested before use, is not the pattern
+    src = GOOD.replace("float* d_A; float* d_B; float* d_C;",
+                       "float* d_A = 0; float* d_B = 0; float* d_C = A;")
+    assert "XP-DEVCOPY-002" in _codes(src)
+    src = GOOD.replace("cudaFree(d_A);", "if (d_A != 0) cudaFree(d_A);") \
+        .replace("float* d_A; float* d_B; float* d_C;", "float* d_A = 0; float* d_B = 0; float* d_C = 0;")
+    assert "XP-DEVCOPY-002" in _codes(src)
