@@ -113,8 +113,21 @@ def compile_check(path: Path, platform: str, status: str) -> dict | None:
                               timeout=COMPILE_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return {"tool": tool, "ok": False, "message": f"timed out after {COMPILE_TIMEOUT} s"}
-    msg = "" if proc.returncode == 0 else (proc.stderr or proc.stdout).strip().splitlines()[:3]
-    return {"tool": tool, "ok": proc.returncode == 0, "message": " | ".join(msg) if msg else ""}
+    msg = "" if proc.returncode == 0 else compiler_message(proc.stderr or proc.stdout)
+    return {"tool": tool, "ok": proc.returncode == 0, "message": msg}
+
+
+_ERROR_LINE = re.compile(r"\berror\b|internal compiler|catastrophic|segmentation fault|core dumped|"
+                         r"assertion .*failed|\bICE\b|stack dump", re.I)
+
+
+def compiler_message(output: str, keep: int = 3) -> str:
+    """The first error lines of a failed compile (warnings such as nvcc's unknown-pragma ones
+    come first in the output and say nothing about the failure); the first lines when no line
+    looks like an error (e.g. a crash with no diagnostic)."""
+    lines = [l.strip() for l in (output or "").strip().splitlines() if l.strip()]
+    errors = [l for l in lines if _ERROR_LINE.search(l)]
+    return " | ".join((errors or lines)[:keep])
 
 
 def _uses_parallel(res: dict) -> bool:

@@ -4,8 +4,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from xpiler import bench
 from xpiler.cli import main
 
@@ -108,3 +106,21 @@ def test_corpus_option_measures_another_kernel_set(tmp_path, capsys):
     assert (figures["hip->cuda"]["verified"], figures["hip->cuda"]["total"]) == (1, 1)
     assert figures["bang->cuda"]["total"] == 0
     assert main(["bench", "--corpus", str(tmp_path / "missing"), "--only", "hip:cuda"]) == 2
+
+
+def test_compile_failure_message_keeps_the_error_lines():
+    nvcc = ("x.cu(3): warning #1675-D: unrecognized GCC pragma\n"
+            "  #pragma GCC optimize (\"fp-contract=off\")\n"
+            "          ^\n\n"
+            "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n"
+            "x.cu(40): error: identifier \"xp_undefined\" is undefined\n"
+            "1 error detected in the compilation of \"x.cu\".\n")
+    msg = bench.compiler_message(nvcc)
+    assert msg.startswith('x.cu(40): error: identifier "xp_undefined" is undefined'), msg
+    assert "pragma" not in msg and "1 error detected" in msg
+    # an internal compiler error without the word "error" in its first lines
+    ice = "x.cu(1): warning: w\nnvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)\n"
+    assert bench.compiler_message(ice) == "nvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)"
+    # nothing that looks like an error: the first lines
+    assert bench.compiler_message("a\nb\nc\nd\n") == "a | b | c"
+    assert bench.compiler_message("") == ""

@@ -24,6 +24,36 @@ def test_cuda_to_hip_is_verified_and_parses_back(tmp_path, capsys):
     text = out.read_text()
     assert "hipMalloc" in text and "cudaMalloc" not in text
     assert report["target_summary"]["platform"] == "hip"
+    # the second line says how to build it with the numerics the virtual device verified
+    assert text.splitlines()[1].startswith("// Verified on the virtual device without floating-point "
+                                           "contraction") and "`hipcc -ffp-contract=off`" in text.splitlines()[1]
+
+
+def test_contraction_note_per_target():
+    from xpiler.translate import contraction_note
+
+    assert "`nvcc -fmad=false`" in contraction_note("cuda") and contraction_note("cuda").endswith("\n")
+    assert "`hipcc -ffp-contract=off`" in contraction_note("hip")
+    assert contraction_note("bang") == contraction_note("vnni") == ""
+
+
+def test_the_virtual_device_does_not_contract(tmp_path):
+    """What the banner claims: a * b + c is rounded twice on the virtual device (nvcc's default
+    -fmad=true would fuse it)."""
+    import numpy as np
+
+    from xpiler.run import run_kernel
+
+    src = tmp_path / "fma.cu"
+    src.write_text("__global__ void k(const float* a, const float* b, const float* c, float* o, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) o[i] = a[i] * b[i] + c[i];\n}\n")
+    rng = np.random.default_rng(1)
+    a, b, c = (rng.uniform(-1, 1, 1024).astype(np.float32) for _ in range(3))
+    args = [a, b, c, np.zeros(1024, np.float32), 1024]
+    run_kernel(src, args=args, launch={"grid": (4, 1, 1), "block": (256, 1, 1)})
+    fused = (a.astype(np.float64) * b + c).astype(np.float32)
+    assert np.array_equal(args[3], a * b + c) and not np.array_equal(args[3], fused)
 
 
 def test_hip_shuffles_to_cuda_keep_semantics(tmp_path, capsys):
