@@ -1862,7 +1862,10 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
         strict = Poly.const(1) if g[0] == "<" else Poly.const(0)
         # d may mention loop variables: the bound holds pointwise wherever the guard holds,
         # and poly_max below eliminates them (j < n - i on p = i + j gives p <= n - 1)
-        if want_max:                   # p = a + d, a < b  ->  p <= b - 1 + d
+        scale = _guard_scale(p, a, acc.loops) if want_max else None
+        if scale is not None:          # p = c*a + d, c >= 0, a < b  ->  p <= c*(b - 1) + d
+            bound = scale * (b - strict) + (p - scale * a)     # (r < m on r*n + k: m*n - 1)
+        elif want_max:                 # p = a + d, a < b  ->  p <= b - 1 + d
             d = p - a
             bound = b + d - strict
         else:                          # p = b + d, a < b  ->  p >= a + 1 + d
@@ -1889,6 +1892,31 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
             if isinstance(picked, Poly):
                 best = picked
     return best if isinstance(best, Poly) or best is None else None
+
+
+def _guard_scale(p: Poly, a: Poly, loops) -> Poly | None:
+    """``c`` (not 1, free of loop variables, >= 0 wherever the loops run) with ``p - c*a`` free
+    of the first loop variable of ``a``: a guard ``a < b`` on a row index ``a`` then bounds the
+    row term of ``p = c*a + d`` by ``c*(b - 1)`` (``r < outer`` on ``r*inner + k``), where the
+    unit-coefficient form ``b - 1 + (c - 1)*a + d`` only bounds ``(c - 1)*a`` by the loops."""
+    for key in sorted(_loop_keys(a)):
+        sa, sp = a.split(key), p.split(key)
+        if sa is None or sp is None:
+            return None
+        ca, cp = sa[0], sp[0]
+        if not ca.is_const() or ca.value() == 0 or _loop_keys(cp):
+            return None
+        k = ca.value()
+        if any(c % k for c in cp.t.values()):
+            return None
+        c = Poly({m: v // k for m, v in cp.t.items()})
+        if not c.t or (c.is_const() and c.value() == 1):
+            return None
+        sg = c.sign()
+        if sg is None:
+            sg = _sign_when_running(c, loops)
+        return c if sg is not None and sg >= 0 else None
+    return None
 
 
 def _range(ir, acc: Access) -> tuple[int, int] | None:

@@ -89,3 +89,45 @@ def test_hip_layernorm_with_device_properties_to_bang(tmp_path):
     _check(rep, out)
     steps = {s.name: s.status for s in rep.steps}
     assert steps["struct_consts"] == "verified" and steps["rematerialize"] == "verified"
+
+
+def test_allocation_size_through_a_plain_host_local_is_recorded_over_the_scalars():
+    # size_t bytes = (size_t) w * h * sizeof(float); (not const, never assigned): devcopy drops
+    # the local with the buffers, so the recorded extent is written over its initialiser and
+    # task_bind copies w * h elements (the access analysis bounds the tiled subscripts by
+    # 32 * ceil(h / 32) * w, past the caller's buffer)
+    from passes import devcopy, loop_recovery  # noqa: F401
+    from passes.base import run_pass
+    from xpiler.program import parse_source
+
+    src = """#include <cuda_runtime.h>
+__global__ void k(const float* x, float* y, int w, int h) {
+  int c = blockIdx.x * 32 + threadIdx.x, r = blockIdx.y * 32 + threadIdx.y;
+  if (c < w && r < h) y[r * w + c] = 2.0f * x[r * w + c];
+}
+extern "C" void entry(const float* x, float* y, int h, int w) {
+  float *d_x, *d_y;
+  size_t bytes = (size_t) w * h * sizeof(float);
+  cudaMalloc(&d_x, bytes);
+  cudaMalloc(&d_y, bytes);
+  cudaMemcpy(d_x, x, bytes, cudaMemcpyHostToDevice);
+  k<<<dim3((w + 31) / 32, (h + 31) / 32), dim3(32, 32)>>>(d_x, d_y, w, h);
+  cudaMemcpy(y, d_y, bytes, cudaMemcpyDeviceToHost);
+  cudaFree(d_x); cudaFree(d_y);
+}
+"""
+    lifted = run_pass("loop_recovery", parse_source(src, "cuda", "k.cu"))
+    ext = devcopy.recorded_extents(run_pass("devcopy", lifted, extents=True).ast)
+    assert ext["x"].replace(" ", "") == "(((size_t)w)*h)*(sizeof(float))"
+    assert ext["y"] == ext["x"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src", ["cuda/mean_int64.cu", "cuda/transpose_tiled.cu"])
+def test_realworld_extent_fixes_to_bang(src, tmp_path):
+    # mean_int64: guard r < outer scaled by the row length (affine); transpose_tiled: the
+    # allocation size through `size_t bytes` (devcopy): both copied past the caller's buffer
+    rw = Path(__file__).resolve().parents[1] / "realworld"
+    out = tmp_path / "k.mlu"
+    rep = tr.translate(str(rw / src), "bang", str(out))
+    _check(rep, out)

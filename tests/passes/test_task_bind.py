@@ -259,3 +259,17 @@ def test_corpus_kernels_of_the_fixed_classes_verify(src, stem, tmp_path):
     rep = _corpus(src, stem, tmp_path)
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert [s.status for s in rep.steps if s.name == "task_bind"] == ["verified"]
+
+
+def test_guarded_row_index_bounds_the_extent_by_rows_times_row_length(tmp_path):
+    # in[r * inner + k] with r = b * 32 + t < outer over a 2 x 32 grid: the guard scaled by the
+    # row length gives outer * inner (the caller's 50 x 70 buffer), where 64 * inner and
+    # 64 * inner + outer - 64 made the host entry copy past its end
+    from passes import affine
+
+    prog = parse_file(DATA / "mean_guarded_rows.cpp")
+    assert affine.extents(affine.analyze(prog)) == {"in": "inner * outer", "out": "outer"}
+    _, out, text = _lower("mean_guarded_rows")
+    host = text.split('extern "C"')[1]
+    assert "cnrtMalloc((void **) (&d_in), inner * outer * sizeof(float));" in host
+    assert _task_bind_verified("mean_guarded_rows", tmp_path)
