@@ -822,6 +822,11 @@ class _Walker(c_ast.NodeVisitor):
         if n.next is not None:
             if lp.canonical:
                 pass                      # the header's own update
+            elif self.writes_before is None and header_var is not None and \
+                    _self_step(n.next, header_var.name) is not None:
+                # first walk: ``v += taskDim`` with a local step whose value is known only in
+                # the second walk; the header's own update is not a body write of ``v``
+                self.visit(_self_step(n.next, header_var.name))
             else:
                 self.visit(n.next)
         saved = (self._breakable, self._continuable)
@@ -1025,6 +1030,23 @@ def _step_of(nxt, name, walker) -> int | None:
                     c = _const_ir(walker.ir(r.right))
                     if c is not None:
                         return c if r.op == "+" else -c
+    return None
+
+
+def _self_step(nxt, name):
+    """The step expression of a loop update ``v += e`` / ``v -= e`` / ``v = v + e`` /
+    ``v = v - e`` whose step does not mention ``v`` (None for other updates)."""
+    match nxt:
+        case c_ast.Assignment(op=op, lvalue=c_ast.ID(name=n), rvalue=r) if n == name:
+            if op in ("+=", "-="):
+                step = r
+            elif op == "=" and isinstance(r, c_ast.BinaryOp) and r.op in ("+", "-") and \
+                    _is_var(r.left, name):
+                step = r.right
+            else:
+                return None
+            from . import canon
+            return None if name in canon.ids_in(step) else step
     return None
 
 
@@ -1708,6 +1730,40 @@ def _extreme_of_var(lp: LoopInfo, want_max: bool) -> Poly | None:
     return start + Poly.const(s) * k if lp.step > 0 else start - Poly.const(s) * k
 
 
+def _strided_max(lp: LoopInfo, loops, others) -> Poly | None:
+    """Largest value of a strided loop ``for (v = t + c; v < hi; v += S)`` jointly over an
+    enclosing loop ``t`` that runs over exactly S consecutive values with step 1 (the
+    task / grid-stride split ``for (t < S) for (m = t; m < n; m += S)``): the starts cover
+    every residue modulo S, so the largest value taken is ``hi - 1`` (attained by the ``t``
+    with ``t + c = hi - 1 (mod S)``; when no ``t`` runs the loop the access never executes).
+    Exact only when ``t`` appears nowhere else (``others``: the Polys the caller keeps), so
+    that it may take that value; None otherwise."""
+    if lp.step <= 1 or lp.start is None or lp.hi is None:
+        return None
+    start, hi = to_poly(lp.start), to_poly(lp.hi)
+    if start is None or hi is None:
+        return None
+    keys = _loop_keys(start)
+    if len(keys) != 1:
+        return None
+    key = next(iter(keys))
+    sp = start.split(key)
+    if sp is None or not sp[0].is_const() or sp[0].value() != 1 or _loop_keys(sp[1]):
+        return None
+    outer = next((o for o in loops if "v:" + o.uid == key), None)
+    if outer is None or outer.step != 1 or outer.lo is None or outer.hi is None:
+        return None
+    lo_t, hi_t = to_poly(outer.lo), to_poly(outer.hi)
+    if lo_t is None or hi_t is None:
+        return None
+    span = hi_t - lo_t
+    if not span.is_const() or span.value() != lp.step:
+        return None
+    if key in hi.keys() or any(key in o.keys() for o in others):
+        return None
+    return hi - Poly.const(1)
+
+
 def _poly_z3(z3, p: Poly, syms: dict):
     out = z3.IntVal(0)
     for m, c in p.t.items():
@@ -1761,6 +1817,8 @@ def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
         if sg is None:
             return None
         ext = _extreme_of_var(lp, want_max if sg >= 0 else not want_max)
+        if ext is None and (want_max if sg >= 0 else not want_max):
+            ext = _strided_max(lp, loops, (rest, coef))
         if ext is None:
             return None
         p = rest + coef * ext

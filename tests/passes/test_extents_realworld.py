@@ -1,0 +1,54 @@
+"""passes/affine.py extents on the forms of real-world kernels (task / grid-stride splits,
+min-ternary tiles, data-dependent rows): a bound is given only with a proof, else None."""
+from __future__ import annotations
+
+from passes import affine
+from xpiler.program import parse_source
+
+
+def _info(body: str, params: str):
+    src = f'extern "C" void k({params}) {{\n{body}\n}}\n'
+    return affine.analyze(parse_source(src, "vnni", "<test>.cpp"))
+
+
+# the BANG task split of a lifted kernel: ``taskDim`` is a local constant of the lifted body
+_TASK_STRIDE = """
+  for (int taskId = 0; taskId < 16; ++taskId) {
+    int taskDim = 16;
+    for (int m = taskId; m < batch; m += taskDim)
+      for (int j = 0; j < 48; ++j)
+        out[m * 48 + j] = x[m * 48 + j];
+  }"""
+
+
+def test_loop_strided_by_a_local_constant_is_canonical():
+    info = _info(_TASK_STRIDE, "const float* x, float* out, int batch")
+    m = next(lp for lp in info.loops if lp.var == "m")
+    assert m.canonical and m.step == 16, m.reason
+
+
+def test_task_strided_loop_extent_is_joint_over_the_task_loop():
+    # the starts 0..15 cover every residue modulo 16: the largest m is batch - 1
+    info = _info(_TASK_STRIDE, "const float* x, float* out, int batch")
+    assert affine.extents(info) == {"x": "48 * batch", "out": "48 * batch"}
+
+
+def test_strided_loop_whose_task_appears_elsewhere_is_not_bounded_jointly():
+    # the subscript also reads t: m = batch - 1 and t = 15 need not happen together, so no
+    # joint bound is claimed (the exact maximum depends on batch % 16)
+    info = _info("""
+  for (int t = 0; t < 16; ++t)
+    for (int m = t; m < batch; m += 16)
+      out[m * 16 + t] = x[m];""", "const float* x, float* out, int batch")
+    ext = affine.extents(info)
+    assert ext["x"] == "batch"
+    assert ext["out"] is None
+
+
+def test_strided_loop_over_fewer_starts_than_its_step_is_not_bounded_jointly():
+    # starts 0..7 with step 16: residues 8..15 are never taken, batch - 1 may not be reached
+    info = _info("""
+  for (int t = 0; t < 8; ++t)
+    for (int m = t; m < batch; m += 16)
+      out[m] = x[m];""", "const float* x, float* out, int batch")
+    assert affine.extents(info) == {"x": None, "out": None}
