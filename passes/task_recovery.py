@@ -49,8 +49,13 @@ Summary
       ``xp_sram_b + clusterId * D``; barriers at the kernel's top level split it into phases
       ``k__phaseI``, run one after the other over all tasks (loop fission: every task reaches
       the barrier before any continues); MPU participants run as a loop over the clusters
-      (``coreId = 0x80``, ``taskId = 4c``) before the tasks of each phase. Refused
-      (XP-TASK-011): locals or task-private buffers used on both sides of a barrier, a return
+      (``coreId = 0x80``, ``taskId = 4c``) before the tasks of each phase. A local that a
+      later phase reads is rematerialized there (its declaration copied to the start of the
+      phase, with those of the locals it reads) when it is declared once at the top level with
+      a scalar type and never written, and its initializer reads only constants, task
+      built-ins, never-written parameters and such locals (no memory, calls or side effects):
+      the same task computes the same value in every phase (``_remat``). Refused
+      (XP-TASK-011): other locals or task-private buffers used on both sides of a barrier, a return
       before a barrier, other SRAM shapes, on-chip buffers used by device functions, cluster
       state with more than one group; non-constant launches (XP-TASK-012). NRAM contents do
       not carry from one task to the next (a BANG program that relied on that would read
@@ -309,8 +314,10 @@ class Lift:
                 phases = self._split(ext)
                 if len(phases) > 1:
                     kname = ext.decl.name
-                    if self._live(ext):
-                        v = sorted(self._live(ext))[0]
+                    remat = self._remat(ext)
+                    stuck = sorted(set(self._live(ext)) - set(remat))
+                    if stuck:
+                        v = stuck[0]
                         out.append(("XP-TASK-011", f"'{v}' of '{kname}' lives across a barrier (the flat form "
                                     "keeps no per-task state between phases)", ext, v))
                     for ph in phases[:-1]:
@@ -535,6 +542,50 @@ class Lift:
                     live[p.name] = p
         return live
 
+    def _remat(self, fd) -> dict:
+        """Barrier-crossing locals that a later phase may recompute instead of keeping
+        (rematerialization, form=flat): name -> top-level declaration, for each local ``v`` of
+        the kernel's first phases that is
+
+        * declared once in the kernel, at the top level, with an arithmetic scalar type and an
+          initializer, and never written afterwards (no assignment, increment or address);
+        * initialised by an expression without memory reads, calls or side effects over
+          constants, task built-ins, parameters the kernel never writes, and other such locals.
+
+        The value is then a function of the task's identity and the launch arguments only, so
+        every phase computes the same value for the same task."""
+        phases = self._split(fd)
+        if len(phases) < 2:
+            return {}
+        counts: dict = {}
+        written: set = set()
+        for n in bl.walk(fd.body):
+            if isinstance(n, c_ast.Decl) and n.name:
+                counts[n.name] = counts.get(n.name, 0) + 1
+            if isinstance(n, c_ast.Assignment):
+                t = n.lvalue
+                while isinstance(t, (c_ast.StructRef, c_ast.ArrayRef)):
+                    t = t.name
+                if isinstance(t, c_ast.ID):
+                    written.add(t.name)
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+                t = n.expr
+                while isinstance(t, (c_ast.StructRef, c_ast.ArrayRef)):
+                    t = t.name
+                if isinstance(t, c_ast.ID):
+                    written.add(t.name)
+        params = {p.name for p in _params(fd)}
+        ok: dict = {}
+        for ph in phases[:-1]:
+            for s in ph:
+                if not (isinstance(s, c_ast.Decl) and s.name and s.init is not None and counts.get(s.name) == 1
+                        and s.name not in written and not s.storage and isinstance(s.type, c_ast.TypeDecl)
+                        and isinstance(s.type.type, c_ast.IdentifierType)):
+                    continue
+                if _pure_value(s.init, lambda v: v in BUILTINS or v in ok or (v in params and v not in written)):
+                    ok[s.name] = s
+        return ok
+
     # ---------------------------------------------------------------- rewrite
     def run(self):
         from platforms.bang.emulate import mpu_kernels
@@ -690,7 +741,7 @@ class Lift:
         for i, ph in enumerate(phases):
             f = copy.deepcopy(fd) if len(phases) > 1 else fd
             if len(phases) > 1:
-                f.body = c_ast.Compound(copy.deepcopy(ph))
+                f.body = c_ast.Compound(self._rematerialized(fd, phases[:i], ph) + copy.deepcopy(ph))
             used = _ids(f.body)
             bufs = [copy.deepcopy(d) for n, d in self.flat_bufs.items() if n in used]
             for n in bl.walk(f.body):
@@ -740,6 +791,19 @@ class Lift:
                 stmts.append(self._task_loop(fname, dims, ktype, args))
             out.append(c_ast.FuncDef(decl, None, c_ast.Compound(stmts)))
         return out
+
+    def _rematerialized(self, fd, before: list, ph: list) -> list:
+        """Copies of the declarations of the earlier phases' rematerializable locals that phase
+        ``ph`` reads (with the locals their initializers read), in source order."""
+        remat = self._remat(fd)
+        need = set(_ids(c_ast.Compound(list(ph)))) & set(remat)
+        todo = list(need)
+        while todo:
+            for v in _ids(remat[todo.pop()].init):
+                if v in remat and v not in need:
+                    need.add(v)
+                    todo.append(v)
+        return [copy.deepcopy(s) for p in before for s in p if isinstance(s, c_ast.Decl) and s.name in need]
 
     @staticmethod
     def _const_total(dims):
@@ -1175,6 +1239,22 @@ def _strip_const(t):
             t.quals = [q for q in t.quals if q != "const"]
         t = t.type
     t.quals = [q for q in t.quals if q != "const"]
+
+
+def _pure_value(e, allowed) -> bool:
+    """``e`` reads no memory, calls nothing, has no side effect and reads only names for which
+    ``allowed(name)`` holds (constants, casts, arithmetic, comparisons, conditionals, sizeof)."""
+    for n in bl.walk(e):
+        if isinstance(n, c_ast.ID):
+            if not allowed(n.name):
+                return False
+        elif isinstance(n, c_ast.UnaryOp):
+            if n.op not in ("-", "+", "~", "!", "sizeof"):
+                return False
+        elif not isinstance(n, (c_ast.Constant, c_ast.BinaryOp, c_ast.TernaryOp, c_ast.Cast, c_ast.Typename,
+                                c_ast.TypeDecl, c_ast.IdentifierType)):
+            return False
+    return True
 
 
 def _has_memory_read(e) -> bool:

@@ -142,6 +142,52 @@ def test_flat_form_refuses_state_across_a_barrier():
     run_pass("task_recovery", prog)              # the launch form still lifts it
 
 
+REMAT = """#include <bang.h>
+#define PER 64
+__nram__ float buf[PER];
+__mlu_shared__ float part[4 * PER];
+__mlu_global__ void remat(float *x, float *out, int scale) {
+  int half_n = scale / 2;
+  int lane = (coreId < 2) ? coreId : half_n * 4 + coreId;
+  int row = clusterId * 4 + lane % 4;
+  const float bias = (float) (row * scale);
+  __memcpy(part + coreId * PER, x + taskId * PER, PER * sizeof(float), GDRAM2SRAM);
+  __sync_cluster();
+  __memcpy(buf, part + ((coreId + 1) % 4) * PER, PER * sizeof(float), SRAM2NRAM);
+  __bang_add_scalar(buf, buf, bias, PER);
+  __memcpy(out + row * PER, buf, PER * sizeof(float), NRAM2GDRAM);
+}
+"""
+
+
+def test_flat_form_recomputes_task_values_after_a_barrier(tmp_path):
+    # row and bias live across the barrier but are functions of the task's identity and the
+    # unassigned parameter scale: the later phase recomputes them (with half_n and lane)
+    x = np.arange(16 * 64, dtype=np.float32)
+    out = np.zeros(16 * 64, dtype=np.float32)
+    text = check_flat(REMAT, tmp_path, "remat", [x, out, 5])
+    phase1 = text[text.index("remat__phase1("):]
+    phase1 = phase1[:phase1.index("\n}\n")]
+    for decl in ("int half_n = ", "int lane = ", "int row = ", "const float bias = "):
+        assert phase1.count(decl) == 1, phase1
+    assert "xp_live" not in text
+
+
+@pytest.mark.parametrize("change", [
+    ("int row = clusterId * 4 + lane % 4;", "int row = clusterId * 4 + lane % 4;\n  row += 1;"),   # written
+    ("int half_n = scale / 2;", "int half_n = (int) x[0];"),                                        # memory
+    ("int half_n = scale / 2;", "int half_n = scale / 2;\n  scale = 3;"),                        # param written
+    ("int half_n = scale / 2;", "int half_n = scale / 2;\n  int *hp = &half_n;"),                # address
+])
+def test_flat_form_refuses_barrier_state_it_cannot_recompute(change):
+    src = REMAT.replace(*change)
+    assert src != REMAT
+    prog = run_pass("detensorize", parse_source(src, "bang", "remat.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="flat")
+    assert exc.value.diagnostics[0].code == "XP-TASK-011"
+
+
 def test_flat_form_refuses_a_launch_computed_at_run_time():
     src = HOST.replace("cnrtDim3_t dim = {4, 2, 1};", "cnrtDim3_t dim = {4, 2, 1};\n  dim.x = (int) x[0];")
     prog = run_pass("detensorize", parse_source(src, "bang", "host.mlu"))
