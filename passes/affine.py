@@ -248,6 +248,9 @@ class _Walker(c_ast.NodeVisitor):
                 return None if a is None else ("neg", a)
             case c_ast.UnaryOp(op="+", expr=x):
                 return self.ir(x)
+            case c_ast.UnaryOp(op="~", expr=x):
+                a = self.ir(x)
+                return ("c", ~a[1]) if a is not None and a[0] == "c" else None
             case c_ast.UnaryOp(op="sizeof"):
                 return None
             case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-", "*", "/", "%", "<<",
@@ -262,6 +265,9 @@ class _Walker(c_ast.NodeVisitor):
                 if op == "&":
                     if b[0] == "c" and b[1] >= 0 and (b[1] + 1) & b[1] == 0:
                         return ("fmod", a, ("c", b[1] + 1))
+                    if b[0] == "c" and b[1] < 0 and (~b[1] + 1) & ~b[1] == 0:
+                        # ``n & ~15``: n rounded down to a multiple of 16 (two's complement)
+                        return ("*", ("fdiv", a, ("c", ~b[1] + 1)), ("c", ~b[1] + 1))
                     return None
                 return (op, a, b)
             case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
@@ -1692,11 +1698,79 @@ def to_poly(ir) -> Poly | None:
         text = ir_c_text(ir)
         if text is None:
             return None
-        return Poly.sym("a:" + text)
+        return _atom(text, ir)
     a, b = to_poly(ir[1]), to_poly(ir[2])
     if a is None or b is None:
         return None
     return a + b if tag == "+" else a - b if tag == "-" else a * b
+
+
+# atom key -> its value as an IR over the entry's scalars (Z3 compares Polys through them)
+_ATOM_IR: dict[str, Any] = {}
+
+
+def _atom(text: str, ir) -> Poly:
+    """The opaque symbol of a scalar-only sub-expression (``a:text``), its IR remembered."""
+    if ir is not None:
+        _ATOM_IR.setdefault("a:" + text, ir)
+    return Poly.sym("a:" + text)
+
+
+def _ir_of_poly(p: Poly, op: str | None = None, d: int = 1):
+    """IR of a loop-free Poly (``(op, p, d)`` when ``op`` is given); None when some atom's
+    value is not known."""
+    out: Any = ("c", 0)
+    for m, c in p.t.items():
+        term: Any = ("c", c)
+        for k in m:
+            if k.startswith("s:"):
+                x = ("s", k[2:])
+            elif k in _ATOM_IR:
+                x = _ATOM_IR[k]
+            else:
+                return None
+            term = ("*", term, x)
+        out = ("+", out, term)
+    return out if op is None else (op, out, ("c", d))
+
+
+_ORDER_CACHE: dict = {}
+
+
+def _z3_sign(d: Poly, timeout_ms: int = 1000) -> int | None:
+    """+1 / -1 / 0 when Z3 proves ``d >= 0`` / ``<= 0`` / both for every value of the
+    entry's scalars >= 0, atoms taken by their IR (``16 * (n >> 4) <= n``); None otherwise."""
+    key = d.c_text()
+    if key in _ORDER_CACHE:
+        return _ORDER_CACHE[key]
+    out = None
+    ir = _ir_of_poly(d)
+    if ir is not None:
+        try:
+            z3 = _z3()
+            syms: dict = {}
+            e = _Enc(z3, set(), set(), "o", syms).e(ir)
+            facts = [v >= 0 for k, v in syms.items() if k.startswith("s:")]
+
+            def proved(claim) -> bool:
+                solver = z3.Solver()
+                solver.set("timeout", timeout_ms)
+                solver.add(*facts)
+                solver.add(z3.Not(claim))
+                return check(solver, timeout_ms) == z3.unsat
+
+            ge, le = proved(e >= 0), proved(e <= 0)
+            out = 0 if ge and le else 1 if ge else -1 if le else None
+        except _ANALYSIS_ERRORS + (_z3().Z3Exception,):
+            out = None
+    _ORDER_CACHE[key] = out
+    return out
+
+
+def _sign(d: Poly) -> int | None:
+    """Sign of ``d`` for scalars >= 0: by its coefficients, else by Z3 (atoms by value)."""
+    s = d.sign()
+    return s if s is not None else _z3_sign(d)
 
 
 def _loop_keys(p: Poly) -> set:
@@ -1726,7 +1800,18 @@ def _extreme_of_var(lp: LoopInfo, want_max: bool) -> Poly | None:
     else:
         if _loop_keys(span):
             return None
-        k = Poly.sym(f"a:(({span.c_text()}) / {s})")
+        if span.sign() in (0, 1):
+            k = _atom(f"(({span.c_text()}) / {s})", _ir_of_poly(span, "/", s))
+        else:
+            # the span is negative where the loop does not run (``i + 16 <= n`` with n < 16):
+            # C's truncating division would round the last value up to the start, past
+            # ``hi - 1``; the floor keeps the value at or below ``hi - 1`` there too, so an
+            # access of a loop that does not run does not enlarge the extent
+            # (floor division without a conditional: x minus its non-negative residue is a
+            # multiple of s, which C divides exactly)
+            t = span.c_text()
+            k = _atom(f"((({t}) - ((({t}) % {s} + {s}) % {s})) / {s})",
+                      _ir_of_poly(span, "fdiv", s))
     return start + Poly.const(s) * k if lp.step > 0 else start - Poly.const(s) * k
 
 
@@ -1855,7 +1940,7 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
                 v = top.value()
                 return Poly.const(int(v / ix[2][1]) if ix[0] == "/" else v // ix[2][1])
             if _poly_ok_text(top):
-                return Poly.sym(f"a:(({top.c_text()}) / {ix[2][1]})")
+                return _atom(f"(({top.c_text()}) / {ix[2][1]})", _ir_of_poly(top, "/", ix[2][1]))
     r = _range(acc.index, acc)
     if r is not None:
         return Poly.const(r[1])
@@ -2032,7 +2117,7 @@ def _conjuncts(guards):
 def _pick(a, b, smaller: bool):
     """The smaller (larger) of two Polys when their order is provable, else a Max/Min node."""
     if isinstance(a, Poly) and isinstance(b, Poly):
-        s = (a - b).sign()
+        s = _sign(a - b)
         if s is not None:
             return (b if s > 0 else a) if smaller else (a if s >= 0 else b)
     return ("min" if smaller else "max", a, b)
@@ -2064,9 +2149,9 @@ def extents(info: NestInfo) -> dict[str, object]:
             continue
         m = m + Poly.const(1)
         cands = best.setdefault(acc.buffer, [])
-        if any((e - m).sign() in (0, 1) for e in cands):
+        if any(_sign(e - m) in (0, 1) for e in cands):
             continue
-        cands[:] = [e for e in cands if (m - e).sign() not in (0, 1)] + [m]
+        cands[:] = [e for e in cands if _sign(m - e) not in (0, 1)] + [m]
     for name, p in info.params.items():
         if p.kind != "pointer":
             continue

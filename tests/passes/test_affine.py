@@ -5,6 +5,7 @@ import pytest
 
 from passes import affine
 from xpiler.program import parse_source
+from xpiler.verify import evaluate_size
 
 
 def _info(body: str, params: str = "const float* x, float* out, int n"):
@@ -78,7 +79,13 @@ def test_extents_of_strided_and_reversed_loops():
     info = _info("for (int i = 0; i + 16 <= n; i += 16) for (int l = 0; l < 16; ++l) "
                  "out[i + l] = x[i + l];")
     ext = affine.extents(info)
-    assert ext["x"] == ext["out"] == "16 * ((n - 16) / 16) + 16"
+    assert ext["x"] == ext["out"]
+    # the last full vector ends at 16 * (n / 16); with n < 16 the loop does not run, and the
+    # extent must not claim 16 elements of a 5-element buffer (C division truncates -11 / 16
+    # to 0: the floor is written out)
+    prog = parse_source('extern "C" void k(const float* x, float* out, int n) {}', "vnni", "<t>.cpp")
+    for n, want in ((40, 32), (32, 32), (16, 16), (5, 0), (0, 0)):
+        assert evaluate_size(prog, ext["x"], {"n": n}) == want, (n, ext["x"])
     info = _info("for (int i = 9; i >= 2; i -= 3) out[i] = x[i - 2];")
     assert affine.extents(info) == {"x": 8, "out": 10}
 

@@ -52,3 +52,38 @@ def test_strided_loop_over_fewer_starts_than_its_step_is_not_bounded_jointly():
     for (int m = t; m < batch; m += 16)
       out[m] = x[m];""", "const float* x, float* out, int batch")
     assert affine.extents(info) == {"x": None, "out": None}
+
+
+def _eval(text, **scalars):
+    from xpiler.verify import evaluate_size
+
+    prog = parse_source('extern "C" void k(int n) {}', "vnni", "<t>.cpp")
+    return evaluate_size(prog, text, scalars)
+
+
+def test_rounded_down_bound_by_a_mask_of_low_bits():
+    # ggml: ``np = n & ~15`` vector part, then a scalar tail from np to n
+    info = _info("""
+  const int np = n & ~15;
+  for (int i = 0; i < np; i += 16)
+    for (int j = 0; j < 16; ++j) out[i + j] = x[i + j];
+  for (int i = np; i < n; ++i) out[i] = x[i];""", "const float* x, float* out, int n")
+    ext = affine.extents(info)
+    assert ext["x"] == ext["out"] and ext["x"] is not None
+    for n in (0, 5, 16, 37, 48):
+        assert _eval(ext["x"], n=n) == n, (n, ext["x"])
+
+
+def test_vector_loop_that_does_not_run_adds_nothing_to_the_extent():
+    # i + 16 <= n with n < 16: no iteration; the last-value formula must not round up to 16
+    info = _info("""
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i + 16 <= n; i += 16)
+      for (int j = 0; j < 16; ++j) out[r * n + i + j] = x[r * n + i + j];""",
+                 "const float* x, float* out, int n, int rows")
+    ext = affine.extents(info)
+    # exact where the vector loop runs; never more than the rows hold where it does not
+    for n, rows, want in ((16, 3, 48), (40, 2, 72), (47, 1, 32)):
+        assert _eval(ext["x"], n=n, rows=rows) == want, (n, rows, ext["x"])
+    for n, rows in ((5, 3), (15, 1), (0, 4)):
+        assert _eval(ext["x"], n=n, rows=rows) <= n * rows, (n, rows, ext["x"])
