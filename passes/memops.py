@@ -3,7 +3,8 @@
 Summary
     In the entry function, a statement ``memcpy(d, s, bytes)`` / ``memmove(d, s, bytes)``
     becomes ``for (int __xp_mN = 0; __xp_mN < count; ++__xp_mN) D[__xp_mN] = S[__xp_mN];`` and
-    ``memset(d, 0, bytes)`` becomes ``D[__xp_mN] = 0`` (any byte value for 1-byte elements),
+    ``memset(d, 0, bytes)`` becomes ``D[__xp_mN] = 0`` (any byte value for 1-byte elements; the
+    value a literal or a constant expression over the file's named constants),
     where ``D``/``S`` are ``d``/``s`` (cast to ``T *`` when they are ``void *``) and ``count =
     bytes / sizeof(T)``. The element type ``T`` comes from the declarations: arrays, pointer
     parameters, typed pointer locals, ``(T *)`` casts, rows of 2-D arrays, and ``void *``
@@ -127,7 +128,7 @@ class _Lowerer:
         self.counter += 1
         q = f"__xp_m{self.counter}"
         if name == "memset":
-            v = self.const(x)
+            v = self.fold(x)          # a literal or a named constant (memset(q, ZP, ...))
             if v is None or (v != 0 and size != 1):
                 raise _Cannot("memset of a non-zero or unknown byte on elements wider than one byte")
             rhs = c_ast.Constant("int", str(v))

@@ -3,8 +3,6 @@ checked on the virtual device (including NaN operands of std::max / std::min), a
 per cause."""
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 
@@ -100,3 +98,38 @@ def test_refuses_max_with_side_effects():
 
 def test_refuses_an_unknown_std_function():
     _refused('extern "C" void k(float *x) { x[0] = std::tgamma(x[1]); }', "XP-STD-002", "std::tgamma")
+
+
+ZP_FILL = r"""
+#include <cstring>
+#include <cstdint>
+namespace { constexpr int32_t ZP = 128; uint8_t xq[64]; int8_t wq[64]; }
+extern "C" void k(const uint8_t *x, uint8_t *out, int8_t *wout, int n) {
+  std::memset(xq, ZP, sizeof(xq));
+  std::memset(wq, ZP, sizeof(wq));
+  for (int i = 0; i < n; ++i) xq[i] = x[i];
+  for (int i = 0; i < 64; ++i) { out[i] = xq[i]; wout[i] = wq[i]; }
+}
+"""
+
+
+def test_memset_of_a_named_constant_becomes_element_stores():
+    """std::memset(q, ZP, sizeof(q)) (oneDNN's zero-point fill in dense_s8_vnni) -> memset ->
+    memops element loops: the byte value is a named constant; int8 elements take its byte."""
+    import passes.memops  # noqa: F401
+
+    src = _prog(ZP_FILL)
+    out = run_pass("memops", run_pass("std_calls", src))
+    text = _emit(out)
+    assert "memset" not in text and "xq[__xp_m1] = 128" in text and "wq[__xp_m2] = 128" in text
+    x = np.arange(10, dtype=np.uint8)
+    runs = []
+    for p in (src, out):
+        args = [x.copy(), np.zeros(64, np.uint8), np.zeros(64, np.int8), 10]
+        run_kernel("a.cpp", args=args, source=_emit(p), program=p)
+        runs.append(args)
+    for a, b in zip(runs[0][1:3], runs[1][1:3]):
+        np.testing.assert_array_equal(a, b)
+    assert runs[1][1][20] == 128 and runs[1][2][0] == -128
+    wide = _prog(ZP_FILL.replace("int8_t wq[64]", "int16_t wq[64]").replace("int8_t *wout", "int16_t *wout"))
+    assert "memset(wq" in _emit(run_pass("memops", run_pass("std_calls", wide)))   # 2-byte elements
