@@ -566,9 +566,24 @@ class _Walker(c_ast.NodeVisitor):
     # -- visitors ----------------------------------------------------------------------
     def visit_Compound(self, n):
         self.scopes.append({})
+        pushed = 0
         for item in n.block_items or []:
             self.visit(item)
+            c = self._asserted(item)
+            if c is not None:             # holds for the rest of the block
+                self.guards.append(c)
+                pushed += 1
+        del self.guards[len(self.guards) - pushed:]
         self.scopes.pop()
+
+    def _asserted(self, item):
+        """The condition of an ``assert(c);`` statement (the program's own precondition: it
+        stops where ``c`` fails), None for other statements."""
+        if isinstance(item, c_ast.FuncCall) and isinstance(item.name, c_ast.ID) and \
+                item.name.name == "assert" and item.args is not None and \
+                len(item.args.exprs) == 1:
+            return self.cond(item.args.exprs[0])
+        return None
 
     def visit_Decl(self, n):
         if isinstance(n.type, c_ast.FuncDecl) or n.name is None:
@@ -1925,6 +1940,12 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
         return _max_index(Access(**{**acc.__dict__, "index": last, "width": 0}))
     if acc.index is None:
         return None
+    locs: set = set()
+    _locals_in(acc.index, locs)
+    if locs:
+        acc = _bounded_locals(acc, locs)
+        if acc is None:
+            return None
     p = to_poly(acc.index)
     if p is not None:
         best = _poly_bound(p, acc, True)
@@ -1945,6 +1966,58 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
     if r is not None:
         return Poly.const(r[1])
     return _z3_max(acc)
+
+
+def _subst_local(ir, uid: str):
+    if not isinstance(ir, tuple) or not ir:
+        return ir
+    if ir == ("l", uid):
+        return ("v", uid)
+    return tuple(_subst_local(x, uid) if isinstance(x, tuple) else x for x in ir)
+
+
+def _bounded_locals(acc: Access, locs: set) -> Access | None:
+    """``acc`` with each local of unknown value in its subscript (``r = ids[i]``, a row read
+    from an index array) treated as a variable over the range its guards state
+    (``assert(r >= 0 && r < nr)``, ``if (r < nr)``): ``lo <= r < hi`` with loop-free bounds
+    over the scalars. A data-dependent value may be any value of that range, so the largest
+    one is attained by some input; None when a local has no such pair of guards."""
+    conj = list(_conjuncts(acc.guards))
+    extra = []
+    for uid in sorted(locs):
+        me = ("l", uid)
+        lo = hi = None
+        for g in conj:
+            if g[0] not in ("<", "<="):
+                continue
+            a, b = g[1], g[2]
+            if a == me and _scalar_only(b):
+                h = b if g[0] == "<" else ("+", b, ("c", 1))
+                hi = h if hi is None else hi
+            elif b == me and _scalar_only(a):
+                lo_ = a if g[0] == "<=" else ("+", a, ("c", 1))
+                lo = lo_ if lo is None else lo
+        if lo is None or hi is None:
+            return None
+        lp = LoopInfo(uid.split("#")[0], uid, None, None, 0, canonical=True, lo=lo, hi=hi,
+                      start=lo, step=1)
+        extra.append(lp)
+    index = acc.index
+    guards = acc.guards
+    for lp in extra:
+        index = _subst_local(index, lp.uid)
+        guards = tuple(_subst_local(g, lp.uid) for g in guards)
+    return Access(**{**acc.__dict__, "index": index, "guards": guards,
+                     "loops": tuple(extra) + tuple(acc.loops)})
+
+
+def _scalar_only(ir) -> bool:
+    """No loop variable and no local of unknown value: fixed by the entry's scalars."""
+    if isinstance(ir, tuple):
+        if ir and ir[0] in ("v", "l"):
+            return False
+        return all(_scalar_only(x) for x in ir[1:])
+    return True
 
 
 def _closed(ir) -> bool:

@@ -87,3 +87,31 @@ def test_vector_loop_that_does_not_run_adds_nothing_to_the_extent():
         assert _eval(ext["x"], n=n, rows=rows) == want, (n, rows, ext["x"])
     for n, rows in ((5, 3), (15, 1), (0, 4)):
         assert _eval(ext["x"], n=n, rows=rows) <= n * rows, (n, rows, ext["x"])
+
+
+_GATHER = """
+  for (int i = 0; i < n_ids; ++i) {{
+    const int r = ids[i];
+    {check}
+    for (int j = 0; j < nc; ++j) dst[i * nc + j] = src[r * nc + j];
+  }}"""
+_GATHER_PARAMS = "const float* src, const int* ids, float* dst, int nc, int nr, int n_ids"
+
+
+def test_data_dependent_row_is_bounded_by_the_programs_assert():
+    info = _info(_GATHER.format(check="assert(r >= 0 && r < nr);"), _GATHER_PARAMS)
+    assert affine.extents(info) == {"src": "nc * nr", "ids": "n_ids", "dst": "n_ids * nc"}
+
+
+def test_data_dependent_row_is_bounded_by_a_guard():
+    body = _GATHER.format(check="").replace("dst[i * nc + j] = src[r * nc + j];",
+                                            "if (r >= 0 && r < nr) dst[i * nc + j] = src[r * nc + j];")
+    info = _info(body, _GATHER_PARAMS)
+    assert affine.extents(info)["src"] == "nc * nr"
+
+
+def test_data_dependent_row_without_a_stated_range_has_no_extent():
+    # no bound on r (or only one side of it): the analysis must not guess
+    for check in ("", "assert(r < nr);", "assert(r >= 0);", "if (r > nr) return;"):
+        info = _info(_GATHER.format(check=check), _GATHER_PARAMS)
+        assert affine.extents(info)["src"] is None, check
