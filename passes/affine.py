@@ -1673,7 +1673,8 @@ def ir_c_text(ir) -> str | None:
         a = ir_c_text(ir[1])
         return None if a is None else f"(-{a})"
     if tag == "?":
-        return None
+        c, a, b = _cond_text(ir[1]), ir_c_text(ir[2]), ir_c_text(ir[3])
+        return None if c is None or a is None or b is None else f"({c} ? {a} : {b})"
     a, b = ir_c_text(ir[1]), ir_c_text(ir[2])
     if a is None or b is None:
         return None
@@ -1683,6 +1684,18 @@ def ir_c_text(ir) -> str | None:
     if tag == "fmod":
         b = str(ir[2][1] - 1)
     return f"({a} {op} {b})"
+
+
+def _cond_text(c) -> str | None:
+    """C text of a condition IR over scalars (None if it mentions loop variables or locals)."""
+    if c[0] == "!":
+        a = _cond_text(c[1])
+        return None if a is None else f"(!{a})"
+    if c[0] in ("&&", "||"):
+        a, b = _cond_text(c[1]), _cond_text(c[2])
+    else:
+        a, b = ir_c_text(c[1]), ir_c_text(c[2])
+    return None if a is None or b is None else f"({a} {c[0]} {b})"
 
 
 def to_poly(ir) -> Poly | None:
@@ -1695,8 +1708,13 @@ def to_poly(ir) -> Poly | None:
         return Poly.sym("s:" + ir[1])
     if tag == "v":
         return Poly.sym("v:" + ir[1])
-    if tag in ("l", "?"):
+    if tag == "l":
         return None
+    if tag == "?":
+        # a conditional over the scalars only (``e = n - 15 > e0 ? ... : e0``, the end of a
+        # vector loop): an atom, which guards on the same value can cancel
+        text = ir_c_text(ir)
+        return None if text is None else _atom(text, ir)
     if tag == "neg":
         a = to_poly(ir[1])
         return None if a is None else -a
@@ -1965,7 +1983,146 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
     r = _range(acc.index, acc)
     if r is not None:
         return Poly.const(r[1])
-    return _z3_max(acc)
+    m = _z3_max(acc)
+    return m if m is not None else _minlist_max(acc)
+
+
+def _is_min_form(ir) -> bool:
+    """``x < y ? x : y`` / ``x <= y ? x : y``: the IR of ``min(x, y)``."""
+    return ir[0] == "?" and ir[1][0] in ("<", "<=") and ir[2] == ir[1][1] and \
+        ir[3] == ir[1][2]
+
+
+_MIN_TERMS = 16
+
+
+def _mins(ir) -> list | None:
+    """``ir`` as the minimum of a list of Polys (``min(16 * t + 16, rows) - 1`` ->
+    ``[16 * t + 15, rows - 1]``), None when it is not of that form."""
+    if not ir:
+        return None
+    tag = ir[0]
+    out = None
+    if tag == "?" and _is_min_form(ir):
+        a, b = _mins(ir[2]), _mins(ir[3])
+        out = None if a is None or b is None else a + b
+    elif tag == "+":
+        a, b = _mins(ir[1]), _mins(ir[2])
+        out = None if a is None or b is None else [x + y for x in a for y in b]
+    elif tag == "-":
+        a, b = _mins(ir[1]), _mins(ir[2])
+        out = None if a is None or b is None or len(b) != 1 else [x - b[0] for x in a]
+    elif tag == "*":
+        a, b = _mins(ir[1]), _mins(ir[2])
+        if a is None or b is None:
+            return None
+        if len(a) == 1 and len(b) == 1:
+            out = [a[0] * b[0]]
+        elif len(b) == 1 and b[0].is_const() and b[0].value() > 0:
+            out = [x * b[0] for x in a]
+        elif len(a) == 1 and a[0].is_const() and a[0].value() > 0:
+            out = [a[0] * y for y in b]
+    else:
+        p = to_poly(ir)
+        out = None if p is None else [p]
+    return out if out is None or len(out) <= _MIN_TERMS else None
+
+
+def _prune_mins(ps: list) -> list:
+    """Drop the terms of a minimum that another term is provably at most."""
+    keep: list = []
+    for p in ps:
+        if any(_sign(p - q) in (0, 1) for q in keep):
+            continue
+        keep = [q for q in keep if _sign(q - p) not in (0, 1)] + [p]
+    return keep
+
+
+def _minlist_max(acc: Access) -> Poly | None:
+    """Exact maximum of a subscript over loops whose upper bounds (or the subscript) are
+    minima (tiles: ``for (r = 16 * tr; r < min(16 * tr + 16, rows); ++r)``): the subscript is
+    carried as the minimum of a list of Polys; eliminating a variable whose coefficient has
+    one sign in every term substitutes its extreme in each (a minimum of functions that all
+    grow with the variable is largest at its largest value), and a bound that is itself a
+    minimum distributes. None when the signs differ, a strided bound depends on an outer
+    loop, or the terms left cannot be ordered."""
+    terms = _mins(acc.index)
+    if terms is None:
+        return None
+    for lp in reversed(acc.loops):
+        key = "v:" + lp.uid
+        if not any(key in t.keys() for t in terms):
+            continue
+        split = [t.split(key) for t in terms]
+        if any(sp is None or _loop_keys(sp[0]) for sp in split):
+            return None
+        signs = set()
+        for coef, _ in split:
+            if not coef.t:
+                continue
+            sg = coef.sign()
+            if sg is None:
+                sg = _sign_when_running(coef, acc.loops)
+            if sg is None:
+                return None
+            signs.add(sg)
+        if len(signs - {0}) > 1:
+            return None
+        up = (signs - {0}) != {-1}
+        if up:
+            his = _mins(lp.hi) if lp.step > 0 else None
+            if his is None and lp.step < 0 and lp.start is not None:
+                st = to_poly(lp.start)
+                his = None if st is None else [st + Poly.const(1)]
+            if his is None:
+                return None
+            exts = []
+            for h in his:
+                e = _extreme_with_hi(lp, h)
+                if e is None:
+                    return None
+                exts.append(e)
+        else:
+            e = _extreme_of_var(lp, False)
+            if e is None:
+                return None
+            exts = [e]
+        new = []
+        for coef, rest in split:
+            if not coef.t:
+                new.append(rest)
+            else:
+                new.extend(rest + coef * e for e in exts)
+        terms = _prune_mins(new)
+        if len(terms) > _MIN_TERMS:
+            return None
+    if any(_loop_keys(t) for t in terms):
+        return None
+    terms = _prune_mins(terms)
+    return terms[0] if len(terms) == 1 else None
+
+
+def _extreme_with_hi(lp: LoopInfo, hi: Poly) -> Poly | None:
+    """Largest value of ``lp``'s variable when its exclusive upper bound is ``hi``."""
+    if lp.step < 0:
+        return to_poly(lp.start)
+    if lp.step == 1:
+        return hi - Poly.const(1)
+    start = to_poly(lp.start) if lp.start is not None else None
+    if start is None:
+        return None
+    span = hi - Poly.const(1) - start
+    if span.is_const():
+        return start + Poly.const(lp.step * (span.value() // lp.step))
+    if _loop_keys(span):
+        return None
+    s_ = lp.step
+    t = span.c_text()
+    if span.sign() in (0, 1):
+        k = _atom(f"(({t}) / {s_})", _ir_of_poly(span, "/", s_))
+    else:
+        k = _atom(f"((({t}) - ((({t}) % {s_} + {s_}) % {s_})) / {s_})", _ir_of_poly(span, "fdiv", s_))
+    return start + Poly.const(s_) * k
 
 
 def _subst_local(ir, uid: str):

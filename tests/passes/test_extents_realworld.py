@@ -115,3 +115,40 @@ def test_data_dependent_row_without_a_stated_range_has_no_extent():
     for check in ("", "assert(r < nr);", "assert(r >= 0);", "if (r > nr) return;"):
         info = _info(_GATHER.format(check=check), _GATHER_PARAMS)
         assert affine.extents(info)["src"] is None, check
+
+
+def test_tiles_bounded_by_a_minimum_have_the_exact_extent():
+    # blocked transpose: r < min(16 * tr + 16, rows), c < min(16 * tc + 16, cols)
+    info = _info("""
+  for (int tr = 0; tr < (rows + 15) / 16; ++tr)
+    for (int tc = 0; tc < (cols + 15) / 16; ++tc)
+      for (int r = tr * 16; r < (tr * 16 + 16 < rows ? tr * 16 + 16 : rows); ++r)
+        for (int c = tc * 16; c < (tc * 16 + 16 < cols ? tc * 16 + 16 : cols); ++c)
+          out[c * rows + r] = x[r * cols + c];""", "const float* x, float* out, int rows, int cols")
+    assert affine.extents(info) == {"x": "cols * rows", "out": "cols * rows"}
+    for rows, cols in ((1, 1), (17, 5), (32, 33)):
+        assert _eval("cols * rows", rows=rows, cols=cols) == rows * cols
+
+
+def test_minimum_of_terms_that_move_apart_is_not_bounded():
+    # min(t, 9 - t) grows with t in one term and shrinks in the other: the largest value is
+    # not at an end of t's range, so no bound is claimed
+    info = _info("""
+  for (int t = 0; t < 10; ++t)
+    for (int i = 0; i < (t < 9 - t ? t : 9 - t); ++i)
+      out[i] = x[i + n];""", "const float* x, float* out, int n")
+    # (the constant shape of out is bounded exactly by Z3's optimisation: i <= 3 at t = 4)
+    assert affine.extents(info) == {"x": None, "out": 4}
+
+
+def test_vector_tile_with_a_minimum_and_an_outer_dependent_stride_is_not_guessed():
+    # MLAS-style block of 1024 split 16 lanes at a time: the last vector of a block depends
+    # on (n - 1024 * blk) / 16, which has no closed form over blk; the analysis says None
+    # rather than the tile bound 1024 * blocks + 16 (past the end of the arrays)
+    info = _info("""
+  for (int blk = 0; blk < (n + 1023) / 1024; ++blk) {
+    int len = n - blk * 1024 < 1024 ? n - blk * 1024 : 1024;
+    for (int i = 0; i + 16 <= len; i += 16)
+      for (int j = 0; j < 16; ++j) out[blk * 1024 + i + j] = x[blk * 1024 + i + j];
+  }""", "const float* x, float* out, int n")
+    assert affine.extents(info) == {"x": None, "out": None}
