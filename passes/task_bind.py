@@ -87,8 +87,59 @@ _CODE = {"XP-BIND-001": "XP-TASK-BIND-001", "XP-BIND-002": "XP-TASK-BIND-002",
 _ELEM_SIZE = {"float": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "int32_t": 4, "uint32_t": 4,
               "double": 8, "long": 8, "long long": 8, "int64_t": 8, "uint64_t": 8,
               "unsigned long": 8, "short": 2, "int16_t": 2, "uint16_t": 2, "unsigned short": 2,
-              "half": 2, "_Float16": 2, "char": 1, "signed char": 1, "unsigned char": 1,
+              "half": 2, "_Float16": 2, "__half": 2, "char": 1, "signed char": 1, "unsigned char": 1,
               "int8_t": 1, "uint8_t": 1, "bool": 1}
+
+
+# names of IEEE binary16 in lifted programs (CUDA/HIP ``__half``, the lift's ``_Float16``); BANG
+# C's own type is ``half`` (PLATFORMS.md), which the output uses
+_FLOAT16_NAMES = ("_Float16", "__half")
+
+
+def type_sizes(ast) -> dict[str, tuple[int, int]]:
+    """Element type -> (size, alignment) in bytes on the MLU: the scalar types of ``_ELEM_SIZE``
+    and the file's typedefs of them, or of structs of them (``__half2``: two binary16 fields,
+    4 bytes) laid out as C does (fields at multiples of their alignment, the size rounded to
+    the struct's alignment, ``__attribute__((aligned(N)))`` raising it). Typedefs with other
+    attributes (``packed``, vector sizes) or fields of unknown types have no entry."""
+    out = {n: (v, v) for n, v in _ELEM_SIZE.items()}
+    for e in getattr(ast, "ext", None) or []:
+        if not isinstance(e, c_ast.Typedef) or not isinstance(e.type, c_ast.TypeDecl) or \
+                getattr(e.type, "attributes", None):
+            continue
+        t = e.type.type
+        if isinstance(t, c_ast.IdentifierType):
+            base = out.get(" ".join(t.names))
+            if base is not None:
+                out[e.name] = base
+        elif isinstance(t, c_ast.Struct) and t.decls:
+            laid = _struct_layout(t, out)
+            if laid is not None:
+                out[e.name] = laid
+    return out
+
+
+def _struct_layout(st, known) -> tuple[int, int] | None:
+    align = 1
+    for a in getattr(st, "attributes", None) or []:
+        for attr in getattr(a, "attributes", None) or []:
+            arg = str(getattr(attr, "arguments", "") or "").strip()
+            if getattr(attr, "name", "") != "aligned" or not arg.isdigit():
+                return None
+            align = max(align, int(arg))
+    off = 0
+    for d in st.decls:
+        if not isinstance(d, c_ast.Decl) or d.bitsize is not None or \
+                not isinstance(d.type, c_ast.TypeDecl) or \
+                not isinstance(d.type.type, c_ast.IdentifierType) or d.align:
+            return None
+        f = known.get(" ".join(d.type.type.names))
+        if f is None:
+            return None
+        size, fa = f
+        off = (off + fa - 1) // fa * fa + size
+        align = max(align, fa)
+    return (off + align - 1) // align * align, align
 
 
 class TaskBindError(Exception):
@@ -120,6 +171,7 @@ class _Lowering:
 
     def __init__(self, program, clusters: int, cores: int, profile: str, extents: str = ""):
         self.program = program
+        self.sizes = type_sizes(program.ast)
         try:
             prof = _profile(profile)
         except Exception as exc:          # UsageError: no such profile
@@ -261,7 +313,7 @@ class _Lowering:
         direct_body = _stmt_text(self.gen, loop_bind._clean(body_node))
         prelude = self._prelude(r)
         head = prelude + [f"const long long __xp_n = {count};",
-                f"const long long __xp_per = (__xp_n + taskDim - 1) / taskDim;",
+                "const long long __xp_per = (__xp_n + taskDim - 1) / taskDim;",
                 "const long long __xp_lo = (long long) taskId * __xp_per;",
                 "long long __xp_hi = __xp_lo + __xp_per;",
                 "if (__xp_hi > __xp_n) __xp_hi = __xp_n;",
@@ -347,8 +399,8 @@ class _Lowering:
                     c_ast.ID(f"__xp_{n}_n"), c_ast.BinaryOp("-", idx, c_ast.ID(f"__xp_w0_{n}")))
         staged_body = _stmt_text(self.gen, loop_bind._clean(_copy_replace(body_node, repl)))
         start = self._start_text(lp)
-        tile = [f"const long long __xp_c = __xp_hi - __xp_b < __xp_tile ? __xp_hi - __xp_b : "
-                f"__xp_tile;",
+        tile = ["const long long __xp_c = __xp_hi - __xp_b < __xp_tile ? __xp_hi - __xp_b : "
+                "__xp_tile;",
                 f"const long long {IMIN} = {start} + __xp_b * {lp.step};",
                 f"const long long {IMAX} = {start} + (__xp_b + __xp_c - 1) * {lp.step};"]
         tile += tile_lines
@@ -397,16 +449,16 @@ class _Lowering:
             if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
                 continue
             et = " ".join(t.type.names)
-            if et in _ELEM_SIZE:
+            if et in self.sizes:
                 out[name] = (uid, et, var.dims[0])
         return out
 
     def _elem_size(self, name: str, et: str) -> int:
         et = " ".join(et.split())
-        if et not in _ELEM_SIZE:
+        if et not in self.sizes:
             raise TaskBindError("XP-TASK-BIND-008", f"element type '{et}' of '{name}' has no "
                                 "known size on the MLU")
-        return _ELEM_SIZE[et]
+        return self.sizes[et][0]
 
     def _start_text(self, lp) -> str:
         start = affine.to_poly(lp.start)
@@ -429,6 +481,7 @@ def _host_extents(program) -> dict[str, str]:
     from . import canon
 
     params = {p.name: p for p in program.entry.params}
+    sizes = type_sizes(program.ast)
     # names a kernel can read: the entry's scalars, macros, file-scope names, enumerators
     known = {p.name for p in program.entry.params if p.kind != "pointer"}
     known |= set((program.facts or {}).get("defines") or {})
@@ -444,7 +497,7 @@ def _host_extents(program) -> dict[str, str]:
             continue
         if not names <= known:            # host locals (int OH = ...) are not kernel inputs
             continue
-        es = _ELEM_SIZE.get(" ".join(_elem_type(p).split()))
+        es = sizes.get(" ".join(_elem_type(p).split()), (None,))[0]
         if es:
             out[name] = f"(({size}) / {es})"
     return out
@@ -589,6 +642,8 @@ def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", 
         elif isinstance(e, c_ast.Pragma):
             if not e.string.strip().startswith(("omp", devcopy.EXTENT_PRAGMA)):
                 ext.append(gen.visit(e) + "\n")
+        elif _is_float16_typedef(e):
+            continue                      # BANG C declares half itself
         else:
             ext.append(gen.visit(e) + ";\n")
     pool = ""
@@ -596,6 +651,8 @@ def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", 
         pool = f"__nram__ char {POOL_NAME}[{low.pool}];\n"
     text = ("\n".join(pre) + "\n\n" + "".join(ext) + pool + "\n".join(low.kernels) + "\n"
             + 'extern "C"' + entry_fn)
+    # binary16 is spelled half in BANG C (the entry's parameter types are the same type)
+    text = re.sub(r"\b(?:%s)\b" % "|".join(_FLOAT16_NAMES), "half", text)
     path = _target_path(program.path)
     out = parse_source(text, "bang", path, entry=program.entry.name)
     facts = dict(out.facts)
@@ -603,6 +660,13 @@ def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", 
                           "staged": low.stats["staged"], "direct": low.stats["direct"],
                           "pool_bytes": low.pool if pool else 0, "profile": low.prof["name"]}
     return replace(out, facts=facts)
+
+
+def _is_float16_typedef(e) -> bool:
+    """``typedef _Float16 half;`` / ``typedef _Float16 __half;`` of a lifted program."""
+    return isinstance(e, c_ast.Typedef) and e.name in ("half",) + _FLOAT16_NAMES and \
+        isinstance(e.type, c_ast.TypeDecl) and isinstance(e.type.type, c_ast.IdentifierType) \
+        and e.type.type.names in (["half"], *([n] for n in _FLOAT16_NAMES))
 
 
 def _target_path(path: str) -> str:

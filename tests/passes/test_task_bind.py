@@ -273,3 +273,31 @@ def test_guarded_row_index_bounds_the_extent_by_rows_times_row_length(tmp_path):
     host = text.split('extern "C"')[1]
     assert "cnrtMalloc((void **) (&d_in), inner * outer * sizeof(float));" in host
     assert _task_bind_verified("mean_guarded_rows", tmp_path)
+
+
+def test_half_and_half2_element_types_are_staged_and_spelled_half(tmp_path):
+    # __half (typedef of _Float16) and __half2 (aligned struct of two) have MLU sizes 2 and 4;
+    # the output spells binary16 `half` (BANG C's type) and drops the lift's typedefs of it
+    _, out, text = _lower("half2_add")
+    assert sorted(out.facts["task_bind"]["staged"]) == ["half2_add_k0:a", "half2_add_k0:out",
+                                                        "half2_add_k0:s"]
+    assert "_Float16" not in text and "__half " not in text and "typedef half" not in text
+    assert "half x;" in text and "const half *s" in text.replace("* ", "*")
+    assert _task_bind_verified("half2_add", tmp_path)
+
+
+def test_type_sizes_follow_typedefs_and_struct_layout():
+    from pycparser import c_ast as ca
+
+    prog = parse_file(DATA / "half2_add.cpp")
+    sizes = task_bind.type_sizes(prog.ast)
+    assert sizes["__half"] == (2, 2) and sizes["__half2"] == (4, 4)
+    # natural layout: char then float -> 8 bytes; aligned(16) raises it; packed is unknown
+    fields = [ca.Decl(n, [], [], [], [], ca.TypeDecl(n, [], None, ca.IdentifierType([t])),
+                      None, None) for n, t in (("c", "char"), ("f", "float"))]
+    assert task_bind._struct_layout(ca.Struct(None, fields), sizes) == (8, 4)
+    big = ca.Struct(None, fields)
+    big.attributes = [ca.AttributeSpecifier([ca.Attribute("aligned", "gnu", "16")])]
+    assert task_bind._struct_layout(big, sizes) == (16, 16)
+    big.attributes = [ca.AttributeSpecifier([ca.Attribute("packed", "gnu", None)])]
+    assert task_bind._struct_layout(big, sizes) is None
