@@ -947,7 +947,10 @@ MEM_FUNCTIONS = frozenset({"memcpy", "memmove", "memset"})
 _WORD_BYTES = {"char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1, "_Bool": 1, "short": 2,
                "int16_t": 2, "uint16_t": 2, "int": 4, "unsigned": 4, "int32_t": 4,
                "uint32_t": 4, "float": 4, "long": 8, "int64_t": 8, "uint64_t": 8, "double": 8,
-               "size_t": 8}
+               "size_t": 8,
+               # CUDA / HIP vector types of the lifts' runtime (structs of 2 or 4 lanes)
+               "float2": 8, "float4": 16, "int2": 8, "int4": 16, "uint2": 8, "uint4": 16,
+               "double2": 16, "char4": 4, "uchar4": 4, "short2": 4, "short4": 8}
 
 
 def _bytes_of_words(words) -> int | None:

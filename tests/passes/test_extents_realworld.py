@@ -6,8 +6,8 @@ from passes import affine
 from xpiler.program import parse_source
 
 
-def _info(body: str, params: str):
-    src = f'extern "C" void k({params}) {{\n{body}\n}}\n'
+def _info(body: str, params: str, prelude: str = ""):
+    src = f'{prelude}extern "C" void k({params}) {{\n{body}\n}}\n'
     return affine.analyze(parse_source(src, "vnni", "<test>.cpp"))
 
 
@@ -152,3 +152,18 @@ def test_vector_tile_with_a_minimum_and_an_outer_dependent_stride_is_not_guessed
       for (int j = 0; j < 16; ++j) out[blk * 1024 + i + j] = x[blk * 1024 + i + j];
   }""", "const float* x, float* out, int n")
     assert affine.extents(info) == {"x": None, "out": None}
+
+
+def test_float4_view_of_a_float_array_and_a_grid_stride_tail():
+    # relu_float4 after the lift: n / 4 float4 lanes by a grid-stride loop over 256 threads,
+    # then the scalar tail from 4 * (n / 4); both end at n
+    info = _info("""
+  for (unsigned int tx = 0; tx < 256u; ++tx) {
+    for (int i = tx; i < n / 4; i += 256) {
+      float4 v = ((float4 *) in)[i];
+      ((float4 *) out)[i] = v;
+    }
+    for (int i = n / 4 * 4 + tx; i < n; i += 256) out[i] = in[i];
+  }""", "const float* in, float* out, int n",
+                 "typedef struct { float x; float y; float z; float w; } float4;\n")
+    assert affine.extents(info) == {"in": "n", "out": "n"}
