@@ -264,8 +264,8 @@ def _recorded_extents(program) -> dict[str, str]:
     for name, nbytes in devcopy.recorded_extents(program.ast).items():
         p = params.get(name)
         es = affine._bytes_of_words(affine._type_names_text(p.type)) if p is not None else None
-        if es is None and p is not None and "half" in p.type:
-            es = 2
+        if es is None and p is not None and ("half" in p.type or "_Float16" in p.type):
+            es = 2                      # half / _Float16 (BANG half of the flat form): binary16
         if es:
             out[name] = f"(({nbytes}) / {es})"
     return out

@@ -49,7 +49,10 @@ Summary
       ``xp_sram_b + clusterId * D``; barriers at the kernel's top level split it into phases
       ``k__phaseI``, run one after the other over all tasks (loop fission: every task reaches
       the barrier before any continues); MPU participants run as a loop over the clusters
-      (``coreId = 0x80``, ``taskId = 4c``) before the tasks of each phase. A local that a
+      (``coreId = 0x80``, ``taskId = 4c``) before the tasks of each phase. In the task
+      functions a select between two pointers into one buffer (ping-pong buffers: ``c ? ping
+      : pong``) becomes that buffer plus a selected offset (``passes/pointer_select.py``, its
+      legality there), so the lowering traces one buffer. A local that a
       later phase reads is rematerialized there (its declaration copied to the start of the
       phase, with those of the locals it reads) when it is declared once at the top level with
       a scalar type and never written, and its initializer reads only constants, task
@@ -99,6 +102,7 @@ from xpiler.errors import Coord, Diagnostic
 from . import bang_lower as bl
 from .base import Option, PassInfo, PassRefused, register
 from .detensorize import is_special, statement_slots, _get, _set, used_ids
+from .pointer_select import file_variables, fold_pointer_selects
 
 NAME = "task_recovery"
 BUILTINS = ("taskIdX", "taskIdY", "taskIdZ", "taskId", "taskDimX", "taskDimY", "taskDimZ", "taskDim",
@@ -655,6 +659,8 @@ class Lift:
         self.onchip, self.inits = {}, []
         self.flat_bufs: dict = {}
         self.sram_bufs: dict = {}
+        self.selects = 0
+        self.file_vars = file_variables(self.ast)
         kept: list = []
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.Decl) and not isinstance(ext.type, c_ast.FuncDecl):
@@ -718,7 +724,8 @@ class Lift:
         facts["includes"] = [h for h in facts.get("includes", []) if not BANG_HEADERS.match(f"#include <{h}>")]
         facts["extern_c"] = sorted(set(extern_c))
         facts.setdefault("statistics", {})[NAME] = {"kernels": len(self.kernels), "form": "flat",
-                                                   "task_local_buffers": len(self.flat_bufs)}
+                                                   "task_local_buffers": len(self.flat_bufs),
+                                                   "pointer_selects_folded": self.selects}
         return self.ast, facts
 
     def _kernel_flat(self, fd) -> list:
@@ -761,6 +768,7 @@ class Lift:
                 sparams.append(c_ast.Decl(f"xp_sram_{b}", [], [], [], [], c_ast.PtrDecl([], t), None, None))
             f.decl.type.args.params = [p for p in f.decl.type.args.params if not _is_void(p)] + sparams + \
                 [_int_param(x) for x in BUILTINS]
+            self.selects += fold_pointer_selects(f, self.file_vars)
             self._device_rewrite(f.body)
             out.append(f)
             fnames.append(fname)

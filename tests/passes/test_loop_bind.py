@@ -229,3 +229,14 @@ def test_privatised_scratch_is_declared_per_thread():
     kernel = text.split('extern "C"')[0]
     assert len(out.kernels) == 1 and "float p[16];" in kernel and "static" not in kernel
     assert "__xp_d_p" not in text                        # no shared device buffer
+
+
+@pytest.mark.parametrize("ctype", ["half", "_Float16"])
+def test_recorded_extent_of_a_half_buffer_counts_binary16_elements(ctype):
+    # task_recovery{form=flat} spells BANG half as _Float16: the recorded host allocation
+    # (bytes) still bounds the buffer in 2-byte elements
+    src = (f'#pragma xpiler extent(x, num*2)\n'
+           f'extern "C" void k(const {ctype} *x, {ctype} *y, int num) {{\n'
+           f'  for (int i = 0; i < num; ++i) y[i] = x[i];\n}}\n')
+    ext = loop_bind._recorded_extents(parse_source(src, "vnni", "<t>.cpp"))
+    assert ext["x"].replace(" ", "") == "((num*2)/2)"
