@@ -1852,35 +1852,47 @@ def _extreme_of_var(lp: LoopInfo, want_max: bool) -> Poly | None:
 
 
 def _strided_max(lp: LoopInfo, loops, others) -> Poly | None:
-    """Largest value of a strided loop ``for (v = t + c; v < hi; v += S)`` jointly over an
-    enclosing loop ``t`` that runs over exactly S consecutive values with step 1 (the
-    task / grid-stride split ``for (t < S) for (m = t; m < n; m += S)``): the starts cover
-    every residue modulo S, so the largest value taken is ``hi - 1`` (attained by the ``t``
-    with ``t + c = hi - 1 (mod S)``; when no ``t`` runs the loop the access never executes).
-    Exact only when ``t`` appears nowhere else (``others``: the Polys the caller keeps), so
-    that it may take that value; None otherwise."""
+    """Largest value of a strided loop ``for (v = u + c; v < hi; v += S)`` jointly over the
+    enclosing loops that make up ``u``, when ``u`` runs over exactly S consecutive values
+    (the task / grid-stride split ``for (t < S) for (m = t; m < n; m += S)``, or
+    ``u = 128 * bx + tx`` over ``bx < 2, tx < 128`` with S = 256): the starts cover every
+    residue modulo S, so the largest value taken is ``hi - 1`` (attained by the start
+    congruent to ``hi - 1``; when no start runs the loop the access never executes). Exact
+    only when those loops appear nowhere else (``others``: the Polys the caller keeps), so
+    that they may take those values; None otherwise."""
     if lp.step <= 1 or lp.start is None or lp.hi is None:
         return None
     start, hi = to_poly(lp.start), to_poly(lp.hi)
     if start is None or hi is None:
         return None
     keys = _loop_keys(start)
-    if len(keys) != 1:
+    if not keys:
         return None
-    key = next(iter(keys))
-    sp = start.split(key)
-    if sp is None or not sp[0].is_const() or sp[0].value() != 1 or _loop_keys(sp[1]):
+    terms = []
+    rest = start
+    for key in keys:
+        sp = rest.split(key)
+        if sp is None or not sp[0].is_const() or sp[0].value() <= 0:
+            return None
+        outer = next((o for o in loops if "v:" + o.uid == key), None)
+        if outer is None or outer.step != 1 or outer.lo is None or outer.hi is None:
+            return None
+        lo_t, hi_t = to_poly(outer.lo), to_poly(outer.hi)
+        if lo_t is None or hi_t is None or not lo_t.is_const() or not hi_t.is_const() or \
+                lo_t.value() != 0:
+            return None
+        terms.append((sp[0].value(), hi_t.value()))
+        rest = sp[1]
+    if _loop_keys(rest):
         return None
-    outer = next((o for o in loops if "v:" + o.uid == key), None)
-    if outer is None or outer.step != 1 or outer.lo is None or outer.hi is None:
+    radix = 1                         # mixed radix: coefficients 1, n1, n1 * n2, ...
+    for coef, count in sorted(terms):
+        if coef != radix or count <= 0:
+            return None
+        radix *= count
+    if radix != lp.step:
         return None
-    lo_t, hi_t = to_poly(outer.lo), to_poly(outer.hi)
-    if lo_t is None or hi_t is None:
-        return None
-    span = hi_t - lo_t
-    if not span.is_const() or span.value() != lp.step:
-        return None
-    if key in hi.keys() or any(key in o.keys() for o in others):
+    if keys & hi.keys() or any(keys & o.keys() for o in others):
         return None
     return hi - Poly.const(1)
 

@@ -167,3 +167,18 @@ def test_float4_view_of_a_float_array_and_a_grid_stride_tail():
   }""", "const float* in, float* out, int n",
                  "typedef struct { float x; float y; float z; float w; } float4;\n")
     assert affine.extents(info) == {"in": "n", "out": "n"}
+
+
+def test_grid_stride_over_blocks_and_threads():
+    # the lift of a 2 x 128 launch: i = 128 * bx + tx covers 0..255, the stride
+    info = _info("""
+  for (int bx = 0; bx < 2; ++bx)
+    for (int tx = 0; tx < 128; ++tx)
+      for (int i = 128 * bx + tx; i < n; i += 256) out[i] = x[i];""", "const float* x, float* out, int n")
+    assert affine.extents(info) == {"x": "n", "out": "n"}
+    # a stride larger than the launch (512 over 256 starts) skips values: no joint bound
+    info = _info("""
+  for (int bx = 0; bx < 2; ++bx)
+    for (int tx = 0; tx < 128; ++tx)
+      for (int i = 128 * bx + tx; i < n; i += 512) out[i] = x[i];""", "const float* x, float* out, int n")
+    assert affine.extents(info) == {"x": None, "out": None}
