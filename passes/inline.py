@@ -523,13 +523,27 @@ def inline(program, *, rounds: int = 16):
             break
     if not total:
         raise PassRefused("inline: no call in the entry can be inlined")
-    _drop_unused_static(ast, program.entry.name)
+    _drop_unused_static(ast, program.entry.name, _macro_words(program.facts))
     return canon.reparse(program, ast)
 
 
-def _drop_unused_static(ast, entry_name: str) -> None:
+def _macro_words(facts) -> set[str]:
+    """Identifiers in the bodies of the file's macros: a helper a macro calls
+    (``CUDA_CHECK(call)`` reporting through ``xp_error_string``) is referenced wherever the
+    macro is used, which the AST does not show."""
+    import re
+
+    words = set()
+    for d in ((facts or {}).get("defines") or {}).values():
+        body = d.get("body") if isinstance(d, dict) else None
+        if isinstance(body, str):
+            words |= set(re.findall(r"[A-Za-z_]\w*", body))
+    return words
+
+
+def _drop_unused_static(ast, entry_name: str, keep_names: set[str] = frozenset()) -> None:
     while True:
-        called = set()
+        called = set(keep_names)
         for e in ast.ext:
             if isinstance(e, c_ast.FuncDef):
                 for n in canon.walk(e.body):

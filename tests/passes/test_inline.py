@@ -150,3 +150,27 @@ def test_lifted_kernel_with_early_return_inlined_after_goto_continue(tmp_path):
     for pair in (("cuda", "hip"), ("hip", "cuda")):
         fallback = PLANS[pair][-1].split(",")
         assert fallback.index("goto_continue") < fallback.index("inline")
+
+
+MACRO_SRC = r"""
+#include <stdio.h>
+static const char *err_text(int e) { return e ? "failure" : "ok"; }
+static int twice(int v) { return v + v; }
+#define CHECK(call) do { int e_ = (call); if (e_ != 0) { printf("%s\n", err_text(e_)); } } while (0)
+extern "C" void k(int *y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = twice(i);
+  CHECK(y[0]);
+}
+"""
+
+
+def test_static_helper_a_macro_calls_is_kept():
+    # CHECK's body calls err_text: the AST shows no reference, the macro use needs it
+    out = run_pass("inline", _prog(MACRO_SRC))
+    text = _emit(out)
+    assert "twice(" not in text                                  # inlined and dropped
+    assert "err_text(int e)" in text.split('extern "C"')[0]       # kept for the macro
+    n = 5
+    got = [np.zeros(n, np.int32), n]
+    run_kernel("b.cpp", args=got, source=text, program=out)
+    np.testing.assert_array_equal(got[0], 2 * np.arange(n, dtype=np.int32))
