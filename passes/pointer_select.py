@@ -82,15 +82,15 @@ class _Scope:
         return True
 
     def base_type(self, name: str):
-        """Element type words of buffer ``name`` (1-D local array declared once, or a pointer
+        """(element type words, const) of buffer ``name`` (1-D local array declared once, or a pointer
         parameter never written), else None."""
         d = self.one(name)
         if d is None or name in self.written:
             return None
         if name in self.params and isinstance(d.type, c_ast.PtrDecl) and isinstance(d.type.type, c_ast.TypeDecl):
-            return canon.type_words(d.type.type)
+            return canon.type_words(d.type.type), "const" in (d.type.type.quals or [])
         if name not in self.params and isinstance(d.type, c_ast.ArrayDecl) and isinstance(d.type.type, c_ast.TypeDecl):
-            return canon.type_words(d.type.type)
+            return canon.type_words(d.type.type), "const" in (d.type.type.quals or [])
         return None
 
     def integer(self, e) -> bool:
@@ -118,12 +118,12 @@ class _Scope:
                     or not isinstance(d.type, c_ast.PtrDecl) or not isinstance(d.type.type, c_ast.TypeDecl):
                 return None
             r = self.resolve(d.init, depth + 1, True)
-            return r if r is not None and canon.type_words(d.type.type) == r[2] else None
+            return r if r is not None and _view_ok(d.type.type, r[2]) else None
         if isinstance(e, c_ast.Cast):
             t = e.to_type.type
             r = self.resolve(e.expr, depth + 1, moved)
             if r is None or not isinstance(t, c_ast.PtrDecl) or not isinstance(t.type, c_ast.TypeDecl) \
-                    or canon.type_words(t.type) != r[2]:
+                    or not _view_ok(t.type, r[2]):
                 return None
             return r
         if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
@@ -148,6 +148,13 @@ class _Scope:
             return None
         return c_ast.BinaryOp("+", c_ast.ID(p[0]), c_ast.TernaryOp(
             copy.deepcopy(t.cond), _sum(p[1]), _sum(q[1]), t.coord), t.coord)
+
+
+def _view_ok(t: c_ast.TypeDecl, base) -> bool:
+    """A pointer to ``t`` views the buffer's elements as they are: same type, and const where
+    the buffer's elements are (the folded ``B + off`` has the buffer's type)."""
+    words, const = base
+    return canon.type_words(t) == words and (not const or "const" in (t.quals or []))
 
 
 def _sum(terms):

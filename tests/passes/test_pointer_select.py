@@ -115,3 +115,22 @@ def test_flat_form_folds_ping_pong_buffers_and_loop_bind_traces_them(tmp_path):
     # the lowering traces every store to the task-private buffer (no XP-BIND-003)
     lowered = run_pass("loop_bind", run_pass("inline", flat), to="cuda")
     assert any(k.name.startswith("pp") for k in lowered.kernels)
+
+
+def test_const_buffers_fold_only_through_const_views():
+    src = """
+void f(const float *x, float *y, int n) {
+  const float *p = x;
+  const float *q = x + 4;
+  float *r = (float *) x;
+  float *s = (float *) x + 4;
+  for (int i = 0; i < n; ++i) {
+    const float *cur = (i % 2) ? p : q;
+    float *bad = (i % 2) ? r : s;
+    y[i] = cur[0] + bad[0];
+  }
+}
+"""
+    n, text = _fold(src)
+    assert n == 1, text
+    assert "constfloat*cur=x+i%2?0:4;" in text and "float*bad=i%2?r:s;" in text, text
