@@ -567,14 +567,35 @@ class _Walker(c_ast.NodeVisitor):
     def visit_Compound(self, n):
         self.scopes.append({})
         pushed = 0
-        for item in n.block_items or []:
+        items = n.block_items or []
+        for k, item in enumerate(items):
             self.visit(item)
             c = self._asserted(item)
+            if c is None:
+                c = self._exit_guard(item, items[k + 1:])
             if c is not None:             # holds for the rest of the block
                 self.guards.append(c)
                 pushed += 1
         del self.guards[len(self.guards) - pushed:]
         self.scopes.pop()
+
+    def _exit_guard(self, item, rest):
+        """``!c`` after ``if (c) { ...; continue; }`` (or ``break`` / ``return``): the rest of
+        the block runs only where ``c`` is false. None for other statements, or when a label
+        in the rest of the block could be entered from elsewhere."""
+        if not isinstance(item, c_ast.If) or item.iffalse is not None:
+            return None
+        body = item.iftrue
+        last = body.block_items[-1] if isinstance(body, c_ast.Compound) and body.block_items \
+            else body
+        if not isinstance(last, (c_ast.Continue, c_ast.Break, c_ast.Return)):
+            return None
+        from . import canon
+        if any(isinstance(x, c_ast.Label) for r in rest for x in canon.walk(r)) or \
+                any(isinstance(x, c_ast.Label) for x in canon.walk(body)):
+            return None
+        c = self.cond(item.cond)
+        return None if c is None else ("!", c)
 
     def _asserted(self, item):
         """The condition of an ``assert(c);`` statement (the program's own precondition: it
@@ -2377,6 +2398,34 @@ def _ext_text(e) -> str:
     return f"(({ta}) {cmp} ({tb}) ? ({ta}) : ({tb}))"
 
 
+def _plus_one(e):
+    if isinstance(e, Poly):
+        return e + Poly.const(1)
+    return (e[0], _plus_one(e[1]), _plus_one(e[2]))
+
+
+def _guarded_max(acc: Access, m):
+    """``m`` tightened by guards on the whole subscript (``if (row < rows) y[row] = ...``
+    after ``if (row >= rows) continue;``): the subscript is below their bound wherever the
+    access runs. The smaller of the two when provable, else their minimum (a ``min`` node);
+    the guard bound alone when ``m`` is None."""
+    if acc.index is None:
+        return m
+    for g in _conjuncts(acc.guards):
+        if g[0] not in ("<", "<=") or g[1] != acc.index or not _scalar_only(g[2]):
+            continue
+        b = to_poly(g[2])
+        if b is None:
+            continue
+        gb = b - Poly.const(1) if g[0] == "<" else b
+        if m is None:
+            m = gb
+            continue
+        picked = _pick(m, gb, smaller=True) if isinstance(m, Poly) else ("min", m, gb)
+        m = picked
+    return m
+
+
 def extents(info: NestInfo) -> dict[str, object]:
     """Pointer parameter -> element count touched (int, C expression text, or None)."""
     out: dict[str, object] = {}
@@ -2387,16 +2436,22 @@ def extents(info: NestInfo) -> dict[str, object]:
             continue
         try:
             m = _max_index(acc, buffer_elem_bytes(info, acc.buffer) if acc.width else None)
+            m = _guarded_max(acc, m)
         except _ANALYSIS_ERRORS + (_z3().Z3Exception,):
             m = None                      # not analysable: the extent is unknown (refusal)
         if m is None:
             failed.add(acc.buffer)
             continue
-        m = m + Poly.const(1)
+        m = _plus_one(m)
         cands = best.setdefault(acc.buffer, [])
-        if any(_sign(e - m) in (0, 1) for e in cands):
+        if not isinstance(m, Poly):
+            if all(_ext_text(m) != _ext_text(e) for e in cands):
+                cands.append(m)
             continue
-        cands[:] = [e for e in cands if _sign(m - e) not in (0, 1)] + [m]
+        if any(isinstance(e, Poly) and _sign(e - m) in (0, 1) for e in cands):
+            continue
+        cands[:] = [e for e in cands if not isinstance(e, Poly) or
+                    _sign(m - e) not in (0, 1)] + [m]
     for name, p in info.params.items():
         if p.kind != "pointer":
             continue
@@ -2405,7 +2460,7 @@ def extents(info: NestInfo) -> dict[str, object]:
         elif name not in best:
             out[name] = 0
         else:
-            cands = sorted(best[name], key=lambda p: p.c_text())
+            cands = sorted(best[name], key=_ext_text)
             e = cands[0]
             for c in cands[1:]:
                 e = ("max", e, c)

@@ -182,3 +182,27 @@ def test_grid_stride_over_blocks_and_threads():
     for (int tx = 0; tx < 128; ++tx)
       for (int i = 128 * bx + tx; i < n; i += 512) out[i] = x[i];""", "const float* x, float* out, int n")
     assert affine.extents(info) == {"x": None, "out": None}
+
+
+def test_early_continue_guards_the_rest_of_the_loop_body():
+    # one row per 4 threads; threads past the last row leave early: y holds rows, not 16
+    info = _info("""
+  for (int t = 0; t < 64; ++t) {
+    if (t / 4 >= rows) continue;
+    y[t / 4] = x[t];
+  }""", "const float* x, float* y, int rows")
+    ext = affine.extents(info)
+    assert ext["x"] == 64
+    assert ext["y"] == "((16) < (rows) ? (16) : (rows))"
+    # without the early exit the 16 rows the threads cover are the bound
+    info = _info("for (int t = 0; t < 64; ++t) y[t / 4] = x[t];", "const float* x, float* y, int rows")
+    assert affine.extents(info)["y"] == 16
+
+
+def test_a_label_after_the_early_exit_drops_the_guard():
+    info = _info("""
+  for (int t = 0; t < 64; ++t) {
+    if (t >= rows) continue;
+    L: y[t] = x[t];
+  }""", "const float* x, float* y, int rows")
+    assert affine.extents(info)["y"] == 64
