@@ -16,7 +16,17 @@ class CudaGenerator(XGenerator):
 
 
 def emit(program: Program) -> str:
-    """CUDA source of ``program`` (preamble + AST)."""
+    """CUDA source of ``program`` (preamble + AST). ``_Float16`` is printed as ``__half`` with
+    the conversions C applied implicitly made explicit (``platforms/cuda/half.py``: nvcc 13 has
+    an internal error on ``_Float16`` in device code); where that cannot be done exactly the
+    program is printed as it is."""
+    from .half import to_half
+
+    halved = to_half(program)
+    if halved is not None and halved is not program:
+        text = note_contraction(emit_program(halved, CudaGenerator))
+        if "_Float16" not in text:
+            return text
     return note_contraction(emit_program(program, CudaGenerator))
 
 
