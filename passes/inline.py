@@ -538,6 +538,9 @@ def _macro_words(facts) -> set[str]:
         body = d.get("body") if isinstance(d, dict) else None
         if isinstance(body, str):
             words |= set(re.findall(r"[A-Za-z_]\w*", body))
+    for line in (facts or {}).get("preamble") or []:      # as emitted (the lift rewrites
+        if re.match(r"\s*#\s*define\b", line):              # API names in macro text)
+            words |= set(re.findall(r"[A-Za-z_]\w*", line))
     return words
 
 

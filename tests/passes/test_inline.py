@@ -174,3 +174,15 @@ def test_static_helper_a_macro_calls_is_kept():
     got = [np.zeros(n, np.int32), n]
     run_kernel("b.cpp", args=got, source=text, program=out)
     np.testing.assert_array_equal(got[0], 2 * np.arange(n, dtype=np.int32))
+
+
+def test_helper_named_only_in_an_emitted_macro_line_is_kept():
+    # the lift rewrites API names in the macro text it emits (cudaGetErrorString ->
+    # xp_error_string) while facts["defines"] keep the source's body: both are read
+    import dataclasses as dc
+
+    prog = _prog(MACRO_SRC)
+    facts = dict(prog.facts)
+    facts["defines"] = {"CHECK": {"params": ["call"], "body": "do { (call); } while (0)"}}
+    out = run_pass("inline", dc.replace(prog, facts=facts))
+    assert "err_text(int e)" in _emit(out).split('extern "C"')[0]
