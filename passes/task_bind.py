@@ -70,7 +70,7 @@ from pycparser import c_ast
 from platforms.common.hostgen import cnrt_names
 from xpiler.errors import Coord, Diagnostic
 
-from . import affine, devcopy, loop_bind
+from . import affine, canon, devcopy, loop_bind
 from .bang_lower_windows import IMAX, IMIN, plan_buffers, target
 from .base import Option, PassInfo, PassRefused, register
 
@@ -182,6 +182,11 @@ class _Lowering:
                                 f"(profile {prof['name']} has {prof['clusters']} clusters)")
         self.clusters, self.cores, self.prof = clusters, cores, prof
         self.pool = pool_bytes(prof)
+        # per-iteration heap buffers (the lift's dynamic shared memory) -> local arrays the
+        # dependence test can see; symbolic ones become per-task GDRAM slices when emitted
+        program, self.heaps = _heap_locals(program)
+        self.program = program
+        self.heap_uses: dict[str, list] = {}
         try:
             hints = _host_extents(program)
             try:
@@ -252,7 +257,15 @@ class _Lowering:
                 self.kernels.append(text)
                 args = ", ".join(self._arg(n, t) for n, t in r.params)
                 v = cnrt_names(self.program.entry.params)
+                heaps = self.heap_uses.get(r.name, [])
+                for h in heaps:
+                    out.append(f"{h.etype} *{h.param} = 0;\ncnrtMalloc((void **) &{h.param}, "
+                               f"(size_t) {self.clusters * self.cores} * ({h.count}) * "
+                               f"sizeof({h.etype}));")
                 out.append(f"{r.name}<<<{v['dim']}, {v['ktype']}, {v['queue']}>>>({args});")
+                if heaps:
+                    out.append(f"cnrtQueueSync({v['queue']});")
+                    out += [f"cnrtFree({h.param});" for h in heaps]
                 self.stats["kernels"] += 1
         if mine:         # scratch buffers live as long as the block declaring the host array
             out.append(f"cnrtQueueSync({cnrt_names(self.program.entry.params)['queue']});")
@@ -271,6 +284,8 @@ class _Lowering:
         does), the value itself for scalars."""
         if _is_pointer(name, self.params):
             return f"d_{name}"
+        if name.startswith(HEAP_PREFIX):
+            return name
         if name in self.scratch:
             return f"({ptype}) {SCRATCH_PREFIX}{name}"
         dev = loop_bind._device_value(name, ptype, self.info, self.scratch,
@@ -287,14 +302,37 @@ class _Lowering:
         order = {p.name: k for k, p in enumerate(self.program.entry.params)}
         r.params.sort(key=lambda p: (0, order[p[0]]) if p[0] in order else (1, 0))
 
+    def _heap_repl(self, r, nodes) -> dict:
+        """Declarations of symbolic-size heap arrays in ``nodes`` -> a pointer into this
+        task's slice of a GDRAM buffer the host allocates for every task (the kernel gets it
+        as parameter ``__xp_heap_<name>``); constant-size ones stay local arrays."""
+        repl = {}
+        for n in (x for node in nodes for x in canon.walk(node)):
+            h = self.heaps.get(id(n))
+            if h is None or h.const:
+                continue
+            if not h.host_ok:
+                raise TaskBindError("XP-TASK-BIND-006", f"the size of the per-iteration buffer "
+                                    f"'{h.name}' ({h.count}) is not computable before the "
+                                    f"launch (it names kernel locals)", n)
+            repl[id(n)] = h.slice_decl()
+            uses = self.heap_uses.setdefault(r.name, [])
+            if h not in uses:
+                uses.append(h)
+                r.params.append((h.param, f"{h.etype} *"))
+        return repl
+
     def _single(self, r) -> str:
-        body = "\n".join(_stmt_text(self.gen, loop_bind._clean(s)) for s in r.stmts)
+        repl = self._heap_repl(r, r.stmts)
+        body = "\n".join(_stmt_text(self.gen, loop_bind._clean(_copy_replace(s, repl)))
+                         for s in r.stmts)
         self._need_scalars(r, [body])
         return (f"__mlu_global__ void {r.name}({loop_bind._param_decls(r.params)})\n{{\n"
                 f"  if (taskId != 0) return;\n{body}\n}}\n")
 
     def _kernel(self, r) -> str:
         info, lp = self.info, r.loops[0]
+        heap_repl = self._heap_repl(r, [lp.node.stmt])
         body_node = lp.node.stmt
         have = {n for n, _ in r.params}
         arrays = self._stageable_scratch(r, have)
@@ -310,7 +348,7 @@ class _Lowering:
                 f"{r.name}:{n}" + ("" if b.mode == "stage" else f" ({b.reason})"))
         count = _expr_text(self.gen, loop_bind._count_ast(lp, info))
         var = self._var_decl(lp, "__xp_t")
-        direct_body = _stmt_text(self.gen, loop_bind._clean(body_node))
+        direct_body = _stmt_text(self.gen, loop_bind._clean(_copy_replace(body_node, heap_repl)))
         prelude = self._prelude(r)
         head = prelude + [f"const long long __xp_n = {count};",
                 "const long long __xp_per = (__xp_n + taskDim - 1) / taskDim;",
@@ -391,7 +429,7 @@ class _Lowering:
                 after.append(f"if (__xp_w1_{n} > __xp_w0_{n}) __memcpy({n} + __xp_w0_{n}, "
                              f"__xp_{n}_n, (unsigned int) ((__xp_w1_{n} - __xp_w0_{n}) * "
                              f"{es[n]}), NRAM2GDRAM);")
-        repl = {}
+        repl = dict(heap_repl)
         for n in order:
             for acc in staged[n].accesses:
                 idx = loop_bind._ir_ast(acc.index, info)
@@ -470,6 +508,150 @@ class _Lowering:
         tname = loop_bind._loop_type(lp) or "int"
         step = f"{t}" if lp.step == 1 else f"{t} * {lp.step}"
         return f"{tname} {lp.var} = ({tname}) ({self._start_text(lp)} + {step});"
+
+
+HEAP_PREFIX = "__xp_heap_"
+
+
+class _Heap:
+    """A buffer ``T *p = (T *) calloc(a, b)`` / ``malloc(a)`` declared in a loop body and
+    freed at the end of the same block (the lift of dynamic shared memory: one buffer per
+    block): ``T p[count]`` for the analysis, ``count = ceil(bytes / sizeof(T))``."""
+
+    def __init__(self, name, etype, count, const, host_ok):
+        self.name, self.etype, self.count = name, etype, count
+        self.const, self.host_ok = const, host_ok
+        self.param = HEAP_PREFIX + name
+
+    def slice_decl(self):
+        d = canon.parse_stmts(f"{self.etype} *{self.name} = {self.param} + "
+                              f"(long long) taskId * ({self.count});")[0]
+        return d
+
+
+def _heap_locals(program):
+    """(program, {id(array Decl): _Heap}): per-iteration heap buffers rewritten as local
+    arrays of the same element type (zero-filled by a loop when calloc'd), their ``free``
+    dropped. A buffer qualifies when its pointer is declared with the allocation, inside a
+    loop, freed by a statement of the same block, never reassigned, never has its address
+    taken and is passed to no call but ``free``; its element type is a scalar with a known
+    size. The program is returned unchanged when nothing qualifies."""
+    fdef = affine.entry_function(program) if program.ast is not None and program.entry else None
+    if fdef is None:
+        return program, {}
+    ast = copy.deepcopy(program.ast)
+    fdef = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef) and
+                e.decl.name == program.entry.name)
+    known = {p.name for p in program.entry.params if p.kind != "pointer"}
+    defines = set((program.facts or {}).get("defines") or {})
+    known |= defines | set(canon.file_scope_decls(ast))
+    heaps: dict = {}
+
+    def visit(node, in_loop: bool):
+        if isinstance(node, c_ast.Compound) and in_loop and node.block_items:
+            _rewrite_block(node, fdef, known, heaps, defines)
+        for _, ch in node.children():
+            visit(ch, in_loop or isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)))
+
+    visit(fdef.body, False)
+    if not heaps:
+        return program, {}
+    # the same facts: the rewrite adds no parameter, launch or include (node identities
+    # are kept for the emission)
+    return replace(program, ast=ast), heaps
+
+
+def _alloc_bytes(init):
+    """Byte count expression of ``calloc(a, b)`` / ``malloc(a)`` (casts stripped) and whether
+    the memory is zeroed, else None."""
+    while isinstance(init, c_ast.Cast):
+        init = init.expr
+    name = canon.call_name(init)
+    args = list(init.args.exprs) if isinstance(init, c_ast.FuncCall) and init.args else []
+    if name == "calloc" and len(args) == 2:
+        return c_ast.BinaryOp("*", args[0], args[1]), True
+    if name == "malloc" and len(args) == 1:
+        return args[0], False
+    return None
+
+
+def _is_free_of(stmt, name: str) -> bool:
+    if canon.call_name(stmt) != "free" or not stmt.args or len(stmt.args.exprs) != 1:
+        return False
+    a = stmt.args.exprs[0]
+    while isinstance(a, c_ast.Cast):
+        a = a.expr
+    return isinstance(a, c_ast.ID) and a.name == name
+
+
+def _rewrite_block(block, fdef, known, heaps, facts_defines) -> None:
+    items = block.block_items
+    for k, d in enumerate(list(items)):
+        if not (isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.PtrDecl) and
+                d.init is not None and isinstance(d.type.type, c_ast.TypeDecl) and
+                isinstance(d.type.type.type, c_ast.IdentifierType)):
+            continue
+        alloc = _alloc_bytes(d.init)
+        if alloc is None:
+            continue
+        etype = " ".join(w for w in d.type.type.type.names)
+        es = _ELEM_SIZE.get(etype)
+        if es is None or "const" in (d.type.type.quals or []):
+            continue
+        frees = [j for j in range(k + 1, len(items)) if _is_free_of(items[j], d.name)]
+        if len(frees) != 1 or not _only_indexed(fdef.body, d.name, d):
+            continue
+        nbytes, zeroed = alloc
+        gen = _generator_plain()
+        count = f"(({gen.visit(nbytes)}) + {es - 1}) / {es}" if es > 1 else \
+            f"({gen.visit(nbytes)})"
+        names = canon.ids_in(canon.parse_expr(count))
+        arr = canon.parse_stmts(f"{etype} {d.name}[{count}];")[0]
+        new = [arr]
+        if zeroed:
+            new += canon.parse_stmts(f"for (long long __xp_z = 0; __xp_z < {count}; ++__xp_z) "
+                                     f"{d.name}[__xp_z] = 0;")
+        macros = set(facts_defines)
+        heaps[id(arr)] = _Heap(d.name, etype, count, not (names - macros), names <= known)
+        j = frees[0]
+        block.block_items = items[:k] + new + items[k + 1:j] + items[j + 1:]
+        _rewrite_block(block, fdef, known, heaps, facts_defines)   # the list changed: again
+        return
+
+
+def _only_indexed(body, name: str, decl) -> bool:
+    """``name`` is never assigned, incremented or address-taken, and is passed to no call
+    but ``free``: every use reads the pointer to index or offset it."""
+    for n in canon.walk(body):
+        if isinstance(n, c_ast.Assignment) and canon.lvalue_root(n.lvalue) == name and \
+                isinstance(n.lvalue, c_ast.ID):
+            return False
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("&", "++", "--", "p++", "p--") and \
+                isinstance(n.expr, c_ast.ID) and n.expr.name == name:
+            return False
+        if isinstance(n, c_ast.FuncCall) and canon.call_name(n) != "free" and n.args and \
+                any(name in canon.ids_in(a) and _bare_pointer(a, name) for a in n.args.exprs):
+            return False
+        if isinstance(n, c_ast.Decl) and n is not decl and n.name == name:
+            return False
+    return True
+
+
+def _bare_pointer(e, name: str) -> bool:
+    """``e`` evaluates to the pointer itself (possibly cast or offset), not an element."""
+    while isinstance(e, c_ast.Cast):
+        e = e.expr
+    if isinstance(e, c_ast.ID):
+        return e.name == name
+    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
+        return _bare_pointer(e.left, name) or _bare_pointer(e.right, name)
+    return False
+
+
+def _generator_plain():
+    from platforms.common.generator import XGenerator
+
+    return XGenerator({})
 
 
 def _host_extents(program) -> dict[str, str]:

@@ -301,3 +301,27 @@ def test_type_sizes_follow_typedefs_and_struct_layout():
     assert task_bind._struct_layout(big, sizes) == (16, 16)
     big.attributes = [ca.AttributeSpecifier([ca.Attribute("packed", "gnu", None)])]
     assert task_bind._struct_layout(big, sizes) is None
+
+
+def test_per_row_heap_buffer_becomes_a_per_task_gdram_slice(tmp_path):
+    # calloc'd in the row loop, freed at its end (dynamic shared memory after the lift): a
+    # local array for the dependence test, then, its size being symbolic, a slice
+    # taskId * count of one GDRAM buffer for all tasks, zero-filled per row as calloc did
+    _, out, text = _lower("dyn_rows")
+    kernel, host = text.split('extern "C"')
+    assert "unsigned char *__xp_heap_buf" in kernel and "calloc" not in text
+    assert "unsigned char *buf = __xp_heap_buf + ((long long) taskId) *" in kernel
+    assert "buf[__xp_z] = 0;" in kernel and "free(" not in text
+    assert "cnrtMalloc((void **) (&__xp_heap_buf), ((size_t) 16) *" in host
+    assert host.index("cnrtFree(__xp_heap_buf)") > host.index("dyn_rows_k0<<<")
+    assert _task_bind_verified("dyn_rows", tmp_path)
+
+
+def test_heap_buffer_passed_to_a_call_is_left_alone():
+    from passes.task_bind import _heap_locals
+
+    src = (DATA / "dyn_rows.cpp").read_text().replace("free(buf);", "free(buf);\n    (void) 0;")
+    src = src.replace("float s = 0.f;", "float s = 0.f; memset(buf, 0, 4);")
+    from xpiler.program import parse_source
+    prog = parse_source(src, "vnni", "d.cpp")
+    assert _heap_locals(prog)[1] == {}
