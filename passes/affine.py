@@ -163,6 +163,9 @@ class _Walker(c_ast.NodeVisitor):
         self.accesses: list[Access] = []
         self.problems: list = []
         self.locals: dict[str, Var] = {}
+        # early-exit flags of lifted thread loops: local array uid -> (setting loop, flag
+        # index IR, exit condition IR) for ``if (c) { F[t] = 1; continue; }``
+        self.flags: dict = {}
         self.counter = 0
         self.fdef = fdef
         self.params = {}
@@ -258,6 +261,8 @@ class _Walker(c_ast.NodeVisitor):
                 a, b = self.ir(l), self.ir(r)
                 if a is None or b is None:
                     return None
+                if op in ("<<", ">>", "&") and _const_ir(b) is not None:
+                    b = ("c", _const_ir(b))       # ``tx & 64 - 1`` (HIP warp lanes)
                 if op == "<<":
                     return ("*", a, ("c", 1 << b[1])) if b[0] == "c" and 0 <= b[1] < 62 else None
                 if op == ">>":
@@ -479,6 +484,8 @@ class _Walker(c_ast.NodeVisitor):
     # -- recording ---------------------------------------------------------------------
     def record(self, target, read: bool, write: bool, node) -> None:
         buffer, idx, is_param = target
+        if write and buffer in self.flags:
+            del self.flags[buffer]        # written again: the flag no longer tells c
         byte_index, width = None, 0
         if idx is not None and _is_bytes(idx):
             byte_index, width, idx = idx[1], idx[2], None
@@ -573,6 +580,8 @@ class _Walker(c_ast.NodeVisitor):
             c = self._asserted(item)
             if c is None:
                 c = self._exit_guard(item, items[k + 1:])
+                if c is not None:
+                    self._flag_site(n, item, items[:k])
             if c is not None:             # holds for the rest of the block
                 self.guards.append(c)
                 pushed += 1
@@ -595,7 +604,52 @@ class _Walker(c_ast.NodeVisitor):
                 any(isinstance(x, c_ast.Label) for x in canon.walk(body)):
             return None
         c = self.cond(item.cond)
-        return None if c is None else ("!", c)
+        if c is None:
+            return self._flag_guard(item.cond)
+        return ("!", c)
+
+    def _flag_site(self, block, item, before) -> None:
+        """Record ``if (c) { ...; F[e] = 1; ...; continue; }`` at the top of a loop body
+        (nothing before it can leave the iteration): afterwards ``F[e] != 0`` wherever ``c``
+        held for that iteration, until ``F`` is written again."""
+        if not self.loops or block is not self.loops[-1].node.stmt or \
+                not isinstance(item.iftrue, c_ast.Compound):
+            return
+        from . import canon
+        if any(isinstance(x, (c_ast.Continue, c_ast.Break, c_ast.Return, c_ast.Goto))
+               for b in before for x in canon.walk(b)):
+            return
+        c = self.cond(item.cond)
+        if c is None or _locals_in(c, set()):
+            return
+        for s in item.iftrue.block_items or []:
+            if isinstance(s, c_ast.Assignment) and s.op == "=" and \
+                    isinstance(s.lvalue, c_ast.ArrayRef) and \
+                    isinstance(s.rvalue, c_ast.Constant) and s.rvalue.value in ("1", "true"):
+                t = self.ref_target(s.lvalue)
+                if t is not None and not t[2] and t[1] is not None and \
+                        not _locals_in(t[1], set()):
+                    var = self.locals.get(t[0])
+                    if var is not None and var.kind == "array":
+                        self.flags[t[0]] = (self.loops[-1], t[1], c)
+
+    def _flag_guard(self, cond):
+        """``!c'`` for ``if (F[e']) continue;`` in a loop over the same range as the loop that
+        set the flag ``F`` (``e'`` and ``c'`` are ``e`` and ``c`` of its own variable): the
+        rest of the body runs only where ``F[e'] == 0``, so ``c`` did not hold there."""
+        if not isinstance(cond, c_ast.ArrayRef) or not self.loops:
+            return None
+        t = self.ref_target(cond)
+        if t is None or t[0] not in self.flags or t[1] is None:
+            return None
+        l1, e1, c = self.flags[t[0]]
+        l2 = self.loops[-1]
+        if l2 is l1 or not l1.canonical or not l2.canonical or \
+                (l1.lo, l1.hi, l1.start, l1.step) != (l2.lo, l2.hi, l2.start, l2.step):
+            return None
+        if _subst_var(e1, l1.uid, l2.uid) != t[1]:
+            return None
+        return ("!", _subst_var(c, l1.uid, l2.uid))
 
     def _asserted(self, item):
         """The condition of an ``assert(c);`` statement (the program's own precondition: it
@@ -766,13 +820,26 @@ class _Walker(c_ast.NodeVisitor):
 
     def visit_BinaryOp(self, n):
         if n.op in ("&&", "||"):
-            self.visit(n.left)
+            if not self._null_test(n.left):
+                self.visit(n.left)
             c = self.cond(n.left)
             if n.op == "||" and c is not None:
                 c = ("!", c)
+            if self._null_test(n.right):
+                return
             self._guarded(c, n.right)
             return
         self.generic_visit(n)
+
+    def _null_test(self, e) -> bool:
+        """``p`` (possibly cast) as an operand of ``&&`` / ``||``: a test of the pointer for
+        null, which reads no element (the lifts' ``done && done[src]``)."""
+        while isinstance(e, c_ast.Cast):
+            e = e.expr
+        if not isinstance(e, c_ast.ID):
+            return False
+        var = self.lookup(e.name)
+        return var is not None and var.kind in ("ptr", "alias", "array")
 
     def _guarded(self, c, stmt) -> None:
         if c is not None:
@@ -2020,7 +2087,13 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
     if r is not None:
         return Poly.const(r[1])
     m = _z3_max(acc)
-    return m if m is not None else _minlist_max(acc)
+    if m is None:
+        m = _minlist_max(acc)
+    if m is None:
+        split = _split_divmod(acc)
+        if split is not None:
+            m = _max_index(split)
+    return m
 
 
 def _is_min_form(ir) -> bool:
@@ -2161,6 +2234,120 @@ def _extreme_with_hi(lp: LoopInfo, hi: Poly) -> Poly | None:
     return start + Poly.const(s_) * k
 
 
+def _ir_of_poly_any(p: Poly):
+    """IR of a Poly over scalars, loop variables and known atoms (None otherwise)."""
+    out: Any = ("c", 0)
+    for m, c in p.t.items():
+        term: Any = ("c", c)
+        for k in m:
+            if k.startswith("s:"):
+                x = ("s", k[2:])
+            elif k.startswith("v:"):
+                x = ("v", k[2:])
+            elif k in _ATOM_IR:
+                x = _ATOM_IR[k]
+            else:
+                return None
+            term = ("*", term, x)
+        out = ("+", out, term)
+    return out
+
+
+def _split_divmod(acc: Access) -> Access | None:
+    """``acc`` with a loop variable ``b`` over ``[0, H)`` that the subscripts, guards and
+    bounds use only as ``b / c`` and ``b % c`` (c dividing H) replaced by two independent
+    variables ``q`` over ``[0, H / c)`` and ``r`` over ``[0, c)``: a flattened thread index
+    split into warp and lane (``(256 * bx + tx) / 32`` is ``8 * bx + tx / 32``). None when
+    no such variable is found."""
+    by_uid = {lp.uid: lp for lp in acc.loops}
+    chosen: dict = {}                 # uid -> divisor
+
+    def norm(ir):
+        if not isinstance(ir, tuple) or not ir:
+            return ir
+        tag = ir[0]
+        if tag in ("c", "s", "a", "v", "l"):
+            return ir
+        if tag == "?":
+            return ("?", norm(ir[1]), norm(ir[2]), norm(ir[3]))
+        kids = tuple(norm(x) if isinstance(x, tuple) else x for x in ir[1:])
+        ir = (tag,) + kids
+        if tag in ("/", "%", "fdiv", "fmod") and ir[2][0] == "c" and ir[2][1] > 0:
+            c = ir[2][1]
+            p = to_poly(ir[1])
+            if p is None:
+                return ir
+            q = Poly({m: k // c for m, k in p.t.items() if k % c == 0})
+            r = Poly({m: k for m, k in p.t.items() if k % c != 0})
+            keys = list(r.keys())
+            if len(r.t) != 1 or len(keys) != 1 or not keys[0].startswith("v:") or \
+                    r.t.get((keys[0],)) != 1:
+                return ir
+            uid = keys[0][2:]
+            lp = by_uid.get(uid)
+            if lp is None or lp.step != 1 or lp.lo != ("c", 0) or lp.hi is None:
+                return ir
+            h = _const_ir(lp.hi)
+            if h is None or h <= 0 or h % c or chosen.get(uid, c) != c or \
+                    _scalar_nonneg(q) is False:
+                return ir
+            chosen[uid] = c
+            part = ("v", uid + "/q") if tag in ("/", "fdiv") else ("v", uid + "/r")
+            if tag in ("%", "fmod"):
+                return part
+            qi = _ir_of_poly_any(q)
+            return part if not q.t else (None if qi is None else ("+", qi, part))
+        return ir
+
+    index = norm(acc.index)
+    guards = tuple(norm(g) for g in acc.guards)
+    bounds = [(norm(lp.lo), norm(lp.hi), norm(lp.start)) for lp in acc.loops]
+    if not chosen or index is None or any(g is None for g in guards):
+        return None
+    for uid in list(chosen):
+        used: set = set()
+        for x in (index,) + guards + tuple(v for b in bounds for v in b):
+            _loop_vars_in(x, used)
+        if uid in used:
+            del chosen[uid]              # b is also used whole: no split
+    if not chosen:
+        return None
+    import dataclasses
+    loops = []
+    for lp, (lo, hi, st) in zip(acc.loops, bounds):
+        if lp.uid in chosen:
+            c, h = chosen[lp.uid], _const_ir(lp.hi)
+            for suffix, top in (("/q", h // c), ("/r", c)):
+                loops.append(LoopInfo(lp.var + suffix, lp.uid + suffix, lp.node, lp.parent,
+                                      lp.depth, canonical=True, lo=("c", 0), hi=("c", top),
+                                      start=("c", 0), step=1))
+        else:
+            loops.append(dataclasses.replace(lp, lo=lo, hi=hi, start=st))
+    return Access(**{**acc.__dict__, "index": index, "guards": guards, "loops": tuple(loops)})
+
+
+def _scalar_nonneg(q: Poly):
+    return None
+
+
+def _loop_vars_in(ir, out: set) -> set:
+    if isinstance(ir, tuple):
+        if ir and ir[0] == "v":
+            out.add(ir[1])
+        for x in ir[1:]:
+            _loop_vars_in(x, out)
+    return out
+
+
+def _subst_var(ir, old: str, new: str):
+    """``ir`` with loop variable ``old`` renamed ``new``."""
+    if not isinstance(ir, tuple) or not ir:
+        return ir
+    if ir == ("v", old):
+        return ("v", new)
+    return tuple(_subst_var(x, old, new) if isinstance(x, tuple) else x for x in ir)
+
+
 def _subst_local(ir, uid: str):
     if not isinstance(ir, tuple) or not ir:
         return ir
@@ -2267,6 +2454,11 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
             continue
         a, b = to_poly(g[1]), to_poly(g[2])
         if a is None or b is None:
+            continue
+        side = a if want_max else b
+        if _loop_keys(side) and not _loop_keys(side) & _loop_keys(p):
+            # a guard on other loop variables (``row < rows`` around ``x[j]``) says nothing
+            # about this subscript; rewriting through it only loosens the bound
             continue
         strict = Poly.const(1) if g[0] == "<" else Poly.const(0)
         # d may mention loop variables: the bound holds pointwise wherever the guard holds,

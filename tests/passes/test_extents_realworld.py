@@ -206,3 +206,43 @@ def test_a_label_after_the_early_exit_drops_the_guard():
     L: y[t] = x[t];
   }""", "const float* x, float* y, int rows")
     assert affine.extents(info)["y"] == 64
+
+
+# a lifted warp-per-row kernel: phase 1 marks the threads past the last row, later phases
+# (after a barrier) skip the marked threads; a thread index splits into warp and lane
+_WARP_ROWS = """
+  for (int bx = 0; bx < 5; ++bx) {
+    unsigned char done[256];
+    for (int m = 0; m < 256; ++m) done[m] = 0;
+    for (int tx = 0; tx < 256; ++tx) {
+      const int tid = tx;
+      if ((bx * 256 + tx) / 32 >= rows) { done[tid] = 1; continue; }
+      for (int j = tx % 32; j < cols; j += 32) acc[bx * 256 + tx] += A[((bx * 256 + tx) / 32) * cols + j] * x[j];
+    }
+    for (int tx = 0; tx < 256; ++tx) {
+      const int tid = tx;
+      if (done && done[tid]) continue;
+      if (done[tid]) continue;
+      if (tx % 32 == 0) y[(bx * 256 + tx) / 32] = acc[bx * 256 + tx];
+    }
+  }"""
+
+
+def test_early_exit_flag_guards_later_phases_and_warps_split():
+    info = _info(_WARP_ROWS, "const float* A, const float* x, float* acc, float* y, int rows, int cols")
+    ext = affine.extents(info)
+    assert ext["A"] == "cols * rows"        # row = 8 * bx + warp < rows; lanes stride cols
+    assert ext["x"] == "cols"
+    assert ext["y"] == "((40) < (rows) ? (40) : (rows))"
+
+
+def test_flag_written_again_or_over_another_range_gives_no_guard():
+    again = _WARP_ROWS.replace("      if (done && done[tid]) continue;\n",
+                               "      done[tid] = 0;\n")
+    info = _info(again, "const float* A, const float* x, float* acc, float* y, int rows, int cols")
+    assert affine.extents(info)["y"] == 40
+    other = _WARP_ROWS.replace("for (int tx = 0; tx < 256; ++tx) {\n      const int tid = tx;\n"
+                               "      if (done &&", "for (int tx = 0; tx < 128; ++tx) {\n"
+                               "      const int tid = tx;\n      if (done &&")
+    info = _info(other, "const float* A, const float* x, float* acc, float* y, int rows, int cols")
+    assert affine.extents(info)["y"] == 36
