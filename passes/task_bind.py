@@ -554,11 +554,46 @@ def _heap_locals(program):
             visit(ch, in_loop or isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)))
 
     visit(fdef.body, False)
-    if not heaps:
+    changed = _early_continues(fdef.body)
+    if not heaps and not changed:
         return program, {}
     # the same facts: the rewrite adds no parameter, launch or include (node identities
     # are kept for the emission)
     return replace(program, ast=ast), heaps
+
+
+def _early_continues(node) -> bool:
+    """``if (c) { S; continue; } rest`` at the top level of a loop body -> ``if (c) { S; }
+    else { rest }`` (S without break / continue / return / goto / labels): the same statements
+    run, and the accesses of ``rest`` get the guard ``!c`` the dependence and extent analysis
+    read (the lift's ``if (i >= n) { xp_done[tid] = 1; continue; }`` of an early return)."""
+    changed = False
+    for _, ch in node.children():
+        changed |= _early_continues(ch)
+    if isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)) and \
+            isinstance(node.stmt, c_ast.Compound):
+        items = list(node.stmt.block_items or [])
+        for k in range(len(items) - 2, -1, -1):
+            s = items[k]
+            if not (isinstance(s, c_ast.If) and s.iffalse is None and
+                    isinstance(s.iftrue, c_ast.Compound) and s.iftrue.block_items and
+                    isinstance(s.iftrue.block_items[-1], c_ast.Continue)):
+                continue
+            head = s.iftrue.block_items[:-1]
+            if any(isinstance(n, (c_ast.Break, c_ast.Continue, c_ast.Return, c_ast.Goto,
+                                  c_ast.Label, c_ast.Case, c_ast.Default))
+                   for h in head for n in canon.walk(h)):
+                continue
+            rest = items[k + 1:]
+            if any(isinstance(n, (c_ast.Label, c_ast.Case, c_ast.Default))
+                   for h in rest for n in canon.walk(h)) or \
+                    any(isinstance(h, c_ast.Decl) for h in head):
+                continue
+            items = items[:k] + [c_ast.If(s.cond, c_ast.Compound(head),
+                                          c_ast.Compound(rest), s.coord)]
+            changed = True
+        node.stmt.block_items = items
+    return changed
 
 
 def _alloc_bytes(init):

@@ -325,3 +325,13 @@ def test_heap_buffer_passed_to_a_call_is_left_alone():
     from xpiler.program import parse_source
     prog = parse_source(src, "vnni", "d.cpp")
     assert _heap_locals(prog)[1] == {}
+
+
+def test_early_continue_becomes_an_else_guard_bounding_the_extents(tmp_path):
+    # if (i >= n) { done[t] = 1; continue; } rest  ->  if (i >= n) { done[t] = 1; } else { rest }:
+    # x and y are bounded by n (the caller's 200), not by the 256 iterations of the grid
+    _, out, text = _lower("early_exit")
+    host = text.split('extern "C"')[1]
+    assert "cnrtMalloc((void **) (&d_x), n * sizeof(float));" in host
+    assert "continue;" not in text and "else" in text.split('extern "C"')[0]
+    assert _task_bind_verified("early_exit", tmp_path)
