@@ -123,10 +123,15 @@ extern "C" void entry(const float* x, float* y, int h, int w) {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("src", ["cuda/mean_int64.cu", "cuda/transpose_tiled.cu"])
+@pytest.mark.parametrize("src", ["cuda/mean_int64.cu", "cuda/transpose_tiled.cu",
+                                 "cuda/add_half2.cu", "cuda/sigmoid_half.cu",
+                                 "cuda/softmax_dynsmem.cu", "hip/layernorm_lds.hip"])
 def test_realworld_extent_fixes_to_bang(src, tmp_path):
     # mean_int64: guard r < outer scaled by the row length (affine); transpose_tiled: the
-    # allocation size through `size_t bytes` (devcopy): both copied past the caller's buffer
+    # allocation size through `size_t bytes` (devcopy): both copied past the caller's buffer;
+    # add_half2 / sigmoid_half: __half / __half2 element sizes, sigmoid_half's early return
+    # as an else guard; softmax_dynsmem / layernorm_lds: dynamic shared memory (per-row heap
+    # buffer) as a per-task GDRAM slice / a local array
     rw = Path(__file__).resolve().parents[1] / "realworld"
     out = tmp_path / "k.mlu"
     rep = tr.translate(str(rw / src), "bang", str(out))
