@@ -96,7 +96,9 @@ def test_allocation_size_through_a_plain_host_local_is_recorded_over_the_scalars
     # the local with the buffers, so the recorded extent is written over its initialiser and
     # task_bind copies w * h elements (the access analysis bounds the tiled subscripts by
     # 32 * ceil(h / 32) * w, past the caller's buffer)
-    from passes import devcopy, loop_recovery  # noqa: F401
+    import importlib
+
+    from passes import devcopy
     from passes.base import run_pass
     from xpiler.program import parse_source
 
@@ -116,6 +118,7 @@ extern "C" void entry(const float* x, float* y, int h, int w) {
   cudaFree(d_x); cudaFree(d_y);
 }
 """
+    importlib.import_module("passes.loop_recovery")          # registers the pass
     lifted = run_pass("loop_recovery", parse_source(src, "cuda", "k.cu"))
     ext = devcopy.recorded_extents(run_pass("devcopy", lifted, extents=True).ast)
     assert ext["x"].replace(" ", "") == "(((size_t)w)*h)*(sizeof(float))"
