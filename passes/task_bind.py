@@ -511,6 +511,22 @@ class _Lowering:
 
 
 HEAP_PREFIX = "__xp_heap_"
+HEAP_LOCAL_MAX = 16 * 1024         # bytes: a larger per-iteration buffer goes to GDRAM
+
+
+def _const_bytes(count: str) -> int | None:
+    """Value of a constant element count (integers, + - * / %, casts to integer types,
+    sizeof of scalar types), else None."""
+    text = re.sub(r"sizeof\s*\(\s*([A-Za-z_][\w ]*?)\s*\)",
+                  lambda m: str(_ELEM_SIZE.get(" ".join(m.group(1).split()), "x")), count)
+    text = re.sub(r"\(\s*(?:unsigned|signed|long|int|short|size_t|\s)+\)", "", text)
+    text = re.sub(r"(\d+)[uUlL]+", r"\1", text)
+    if not re.fullmatch(r"[\d\s+\-*/%()]+", text):
+        return None
+    try:
+        return int(eval(text.replace("/", "//"), {"__builtins__": {}}))
+    except Exception:
+        return None
 
 
 class _Heap:
@@ -646,8 +662,9 @@ def _rewrite_block(block, fdef, known, heaps, facts_defines) -> None:
         if zeroed:
             new += canon.parse_stmts(f"for (long long __xp_z = 0; __xp_z < {count}; ++__xp_z) "
                                      f"{d.name}[__xp_z] = 0;")
-        macros = set(facts_defines)
-        heaps[id(arr)] = _Heap(d.name, etype, count, not (names - macros), names <= known)
+        # a local array only when small and constant (the kernel's stack); else GDRAM slices
+        small = not names and (_const_bytes(count) or HEAP_LOCAL_MAX + 1) * es <= HEAP_LOCAL_MAX
+        heaps[id(arr)] = _Heap(d.name, etype, count, small, names <= known)
         j = frees[0]
         block.block_items = items[:k] + new + items[k + 1:j] + items[j + 1:]
         _rewrite_block(block, fdef, known, heaps, facts_defines)   # the list changed: again

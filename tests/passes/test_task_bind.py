@@ -335,3 +335,19 @@ def test_early_continue_becomes_an_else_guard_bounding_the_extents(tmp_path):
     assert "cnrtMalloc((void **) (&d_x), n * sizeof(float));" in host
     assert "continue;" not in text and "else" in text.split('extern "C"')[0]
     assert _task_bind_verified("early_exit", tmp_path)
+
+
+def test_heap_buffer_placement_by_size():
+    # constant and small: a local array of the kernel; constant but large, or symbolic: a
+    # per-task GDRAM slice
+    from passes.task_bind import _heap_locals
+    from xpiler.program import parse_source
+
+    src = (DATA / "dyn_rows.cpp").read_text()
+    for size, local in (("(size_t) (16 * sizeof(float)) + 64", True),
+                        ("(size_t) (8192 * sizeof(float))", False),
+                        ("(size_t) (cols * sizeof(float)) + 64", False)):
+        prog = parse_source(src.replace("(size_t) (cols * sizeof(float)) + 64", size), "vnni",
+                            "d.cpp")
+        heaps = list(_heap_locals(prog)[1].values())
+        assert len(heaps) == 1 and heaps[0].const == local and heaps[0].host_ok, size
