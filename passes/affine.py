@@ -600,8 +600,9 @@ class _Walker(c_ast.NodeVisitor):
         if not isinstance(last, (c_ast.Continue, c_ast.Break, c_ast.Return)):
             return None
         from . import canon
-        if any(isinstance(x, c_ast.Label) for r in rest for x in canon.walk(r)) or \
-                any(isinstance(x, c_ast.Label) for x in canon.walk(body)):
+        entries = (c_ast.Label, c_ast.Case, c_ast.Default)    # ways into the rest
+        if any(isinstance(x, entries) for r in rest for x in canon.walk(r)) or \
+                any(isinstance(x, entries) for x in canon.walk(body)):
             return None
         c = self.cond(item.cond)
         if c is None:
@@ -622,7 +623,11 @@ class _Walker(c_ast.NodeVisitor):
         c = self.cond(item.cond)
         if c is None or _locals_in(c, set()):
             return
-        for s in item.iftrue.block_items or []:
+        exits = (c_ast.Continue, c_ast.Break, c_ast.Return, c_ast.Goto)
+        for k, s in enumerate(item.iftrue.block_items or []):
+            if any(isinstance(x, exits) for b in item.iftrue.block_items[:k]
+                   for x in canon.walk(b)):
+                return                    # the flag is not set on every path where c holds
             if isinstance(s, c_ast.Assignment) and s.op == "=" and \
                     isinstance(s.lvalue, c_ast.ArrayRef) and \
                     isinstance(s.rvalue, c_ast.Constant) and s.rvalue.value in ("1", "true"):

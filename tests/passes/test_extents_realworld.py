@@ -246,3 +246,11 @@ def test_flag_written_again_or_over_another_range_gives_no_guard():
                                "      const int tid = tx;\n      if (done &&")
     info = _info(other, "const float* A, const float* x, float* acc, float* y, int rows, int cols")
     assert affine.extents(info)["y"] == 36
+
+
+def test_flag_set_on_some_paths_only_gives_no_guard():
+    # a thread with c and d leaves without setting its flag: !c does not follow from a clear flag
+    partial = _WARP_ROWS.replace("{ done[tid] = 1; continue; }",
+                                 "{ if (cols > 7) continue; done[tid] = 1; continue; }")
+    info = _info(partial, "const float* A, const float* x, float* acc, float* y, int rows, int cols")
+    assert affine.extents(info)["y"] == 40
