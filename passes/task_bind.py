@@ -183,7 +183,8 @@ class _Lowering:
         self.clusters, self.cores, self.prof = clusters, cores, prof
         self.pool = pool_bytes(prof)
         # per-iteration heap buffers (the lift's dynamic shared memory) -> local arrays the
-        # dependence test can see; symbolic ones become per-task GDRAM slices when emitted
+        # dependence test can see; symbolic or large ones become per-task GDRAM slices when
+        # emitted in device code
         program, self.heaps = _heap_locals(program)
         self.program = program
         self.heap_uses: dict[str, list] = {}
@@ -213,6 +214,12 @@ class _Lowering:
         except TypeError as exc:       # affine.poly_max on a non-counted loop (lo is None)
             raise TaskBindError("XP-TASK-BIND-002", f"the extent analysis failed on a loop "
                                 f"that is not counted ({exc})") from None
+        if self.heaps and the_plan is not None:
+            host = _in_host_code(the_plan.regions, self.heaps)
+            if host:
+                raise TaskBindError("XP-TASK-BIND-006", f"the heap buffer '{host.name}' "
+                                    f"({host.count} elements) stays in host code (its loop "
+                                    f"is sequential): only device code gets a GDRAM slice")
         if the_plan is None:
             d = problems[0]
             raise TaskBindError(_CODE.get(d.code, "XP-TASK-BIND-006"),
@@ -545,6 +552,24 @@ class _Heap:
         return d
 
 
+def _in_host_code(regions, heaps):
+    """A heap buffer (not a small constant one) whose declaration lies outside every kernel
+    and single-task region, else None."""
+    seen = set()
+
+    def go(rs):
+        for r in rs:
+            if r.kind == "kernel":
+                seen.update(id(n) for lp in r.loops for n in canon.walk(lp.node))
+            elif r.kind == "hostloop":
+                go(r.inner)
+            elif r.kind != "host":
+                seen.update(id(n) for st in r.stmts for n in canon.walk(st))
+
+    go(regions)
+    return next((h for k, h in heaps.items() if k not in seen and not h.const), None)
+
+
 def _heap_locals(program):
     """(program, {id(array Decl): _Heap}): per-iteration heap buffers rewritten as local
     arrays of the same element type (zero-filled by a loop when calloc'd), their ``free``
@@ -561,21 +586,21 @@ def _heap_locals(program):
     known = {p.name for p in program.entry.params if p.kind != "pointer"}
     defines = set((program.facts or {}).get("defines") or {})
     known |= defines | set(canon.file_scope_decls(ast))
-    heaps: dict = {}
+    found: dict = {}
 
     def visit(node, in_loop: bool):
         if isinstance(node, c_ast.Compound) and in_loop and node.block_items:
-            _rewrite_block(node, fdef, known, heaps, defines)
+            _rewrite_block(node, fdef, known, found, defines)
         for _, ch in node.children():
             visit(ch, in_loop or isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)))
 
     visit(fdef.body, False)
     changed = _early_continues(fdef.body)
-    if not heaps and not changed:
+    if not found and not changed:
         return program, {}
     # the same facts: the rewrite adds no parameter, launch or include (node identities
     # are kept for the emission)
-    return replace(program, ast=ast), heaps
+    return replace(program, ast=ast), found
 
 
 def _early_continues(node) -> bool:

@@ -351,3 +351,13 @@ def test_heap_buffer_placement_by_size():
                             "d.cpp")
         heaps = list(_heap_locals(prog)[1].values())
         assert len(heaps) == 1 and heaps[0].const == local and heaps[0].host_ok, size
+
+
+def test_heap_buffer_left_in_host_code_is_refused():
+    # its loop is sequential (each pass reads out): a symbolic buffer in host code would be a
+    # variable-length stack array there; refused with the buffer's name
+    prog = parse_file(DATA / "heap_host.cpp")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_bind", prog)
+    d = exc.value.diagnostics[0]
+    assert d.code == "XP-TASK-BIND-006" and "heap buffer 'tmp'" in d.message
