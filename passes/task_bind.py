@@ -21,7 +21,15 @@ Summary
     the host wrapper allocates with cnrtMalloc and fills from the array; a ``static`` array's
     values (which persist between calls) are copied back before the buffer is freed. Host
     pointer locals into such buffers or parameters are passed rebased onto the device buffer
-    (``compute = C`` -> ``d_C``). Sequential loops containing parallel nests stay on the host
+    (``compute = C`` -> ``d_C``). Before planning, a buffer ``calloc``/``malloc``'d in a loop
+    body and freed in the same block (the lift of ``extern __shared__`` dynamic shared memory)
+    becomes a local array of that body (zero-filled as calloc did); in a kernel it stays a
+    local array when constant and at most 16 KiB, else it is a ``taskId`` slice of one GDRAM
+    buffer the host allocates for all tasks. ``if (c) { S; continue; } rest`` at the top of a
+    loop body becomes ``if (c) { S } else { rest }`` so the lift's early returns guard the
+    accesses below them. Element sizes follow the file's typedefs and struct layouts
+    (``__half`` 2, ``__half2`` 4 bytes); binary16 is spelled ``half`` in the output.
+    Sequential loops containing parallel nests stay on the host
     and launch per iteration; ``#pragma omp`` lines are dropped. The host entry keeps the entry's name and parameters and comes from the BANG
     back-end's ``emit_host_entry`` (CNRT queue, cnrtMalloc/cnrtMemcpy sized by
     ``affine.extents``, ``cnrtDim3_t dim = {clusters*cores, 1, 1}``, ``CNRT_FUNC_TYPE_UNION<clusters>``,
