@@ -75,3 +75,57 @@ def test_no_entry_is_refused():
 def test_structs_that_are_not_constant_are_refused(change):
     # a later store, an escaping address, a non-constant store, a read of an unwritten field
     _refused(_prog(PROPS.replace(*change)), "XP-STRUCT-CONSTS-002")
+
+
+PERMUTE = r"""
+struct PermuteArgs { int rank; int out_dims[4]; int in_strides[4]; };
+extern "C" void k(const float *x, float *out) {
+  PermuteArgs a;
+  a.rank = 3;
+  a.out_dims[0] = 2; a.in_strides[0] = 1;
+  a.out_dims[1] = 3; a.in_strides[1] = 8;
+  a.out_dims[2] = 4; a.in_strides[2] = 2;
+  PermuteArgs b = a;
+  for (unsigned int t = 0; t < 24u; ++t) {
+    int rem = (int) t;
+    int src = 0;
+    for (int d = b.rank - 1; d >= 0; --d) {
+      const int coord = rem % b.out_dims[d];
+      rem /= b.out_dims[d];
+      src += coord * b.in_strides[d];
+    }
+    out[t] = x[src];
+  }
+}
+"""
+
+
+def _same_outputs(src, out, n=24):
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(n).astype(np.float32), np.zeros(n, np.float32)]
+    want, got = copy.deepcopy(args), copy.deepcopy(args)
+    run_kernel("a.cpp", args=want, source=_emit(src), program=src)
+    run_kernel("b.cpp", args=got, source=_emit(out), program=out)
+    np.testing.assert_array_equal(want[1], got[1])
+    assert np.any(want[1] != 0)
+
+
+def test_struct_copy_read_at_a_loop_index_is_unrolled_and_folded():
+    # a C++ 'struct S { ... };' type, a whole copy (the lifted kernel argument) and array
+    # fields read at the index of a counted loop whose bound is a field: the loop is unrolled
+    src = _prog(PERMUTE)
+    out = run_pass("struct_consts", src)
+    body = _emit(out).split('extern "C"')[1]
+    assert "PermuteArgs" not in body and ".out_dims" not in body and "for (int d" not in body
+    assert "rem % ((int) 4)" in body and "coord * ((int) 8)" in body
+    _same_outputs(src, out)
+
+
+@pytest.mark.parametrize("change", [
+    ("src += coord * b.in_strides[d];", "src += coord * b.in_strides[d]; b.in_strides[d] = 0;"),
+    ("PermuteArgs b = a;", "PermuteArgs b = a; a.rank = 2;"),
+    ("d >= 0; --d", "d >= rem; --d"),
+])
+def test_variable_index_reads_that_cannot_be_resolved_are_refused(change):
+    # a store at a variable index, a store after the copy, a loop bound that is not constant
+    _refused(_prog(PERMUTE.replace(*change)), "XP-STRUCT-CONSTS-002")
