@@ -14,12 +14,18 @@ Summary
     array share, with the writing phase's own earlier constant declarations substituted
     (``const int row = bx * 4 + tx / 64; xr[tid] = x + row * n;`` gives ``(const float *)
     (x + (int) (bx * 4 + tx / 64) * n)``). Arrays of scalars and of pointers qualify. The
-    writes, now dead, and the declaration are removed.
+    writes, now dead, and the declaration are removed. A read in a nest of another shape
+    (the lift's warp loops ``for (w ...) { const unsigned tid = w * 32; ... }``) takes the
+    shared expression with the writing nest's thread variables recomputed from the reading
+    ``tid`` (``tx = tid % 128u``, ``ty = tid / 128u``) when the writing nest's ``tid`` is
+    the mixed-radix number of its loop variables and every reading ``tid`` is below the
+    thread count (both checked over the constant-extent domains, at most 4096 points).
 Requires
     1. The program has an entry function definition  [XP-REMAT-001].
     2. A local one-dimensional array of scalars or pointers, declared in a block, every access of which
        is ``A[tid]`` inside thread-loop nests of that block with one signature (same loop
-       variables and extents, same ``tid`` declaration), written only by top-level
+       variables and extents, same ``tid`` declaration) - or, for reads only, nests whose
+       ``tid`` maps back to the writing nest's variables as above - written only by top-level
        statements ``A[tid] = e;`` with ``e`` recomputable as above and free of calls with
        effects, array reads and ``A`` itself; each read reached by such a write of its phase
        or, when there is none, all writes of the array having the same ``e``
@@ -193,7 +199,6 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
         return None
     # every reference lies in a phase, indexes with that phase's tid, one signature for all
     where: dict[int, Phase] = {}
-    sig = None
     for ph in phases:
         r, _ = _refs(ph.loops[0], name)
         for x in r:
@@ -201,10 +206,6 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
     for x in refs:
         ph = where.get(id(x))
         if ph is None or not (isinstance(x.subscript, c_ast.ID) and x.subscript.name == ph.tid.name):
-            return None
-        if sig is None:
-            sig = ph.sig
-        elif ph.sig != sig:
             return None
     plan = _Plan(decl)
     # writes: top-level ``A[tid] = e;`` items of a phase body; no other write forms
@@ -215,6 +216,18 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
             if isinstance(s, c_ast.Assignment) and s.op == "=" and \
                     isinstance(s.lvalue, c_ast.ArrayRef) and id(s.lvalue) in where:
                 writes[id(s.lvalue)] = (ph, k, s.rvalue)
+    # one signature for the writes and the reads, except reads in other nests (the lifted
+    # warp loops: tid = w * 32) whose tid the writing nest's thread variables are a
+    # mixed-radix decomposition of
+    sigs = {where[i].sig for i in writes} or {where[id(refs[0])].sig}
+    if len(sigs) != 1:
+        return None
+    sig = next(iter(sigs))
+    wph = next(p for p in where.values() if p.sig == sig)
+    foreign = {id(x) for x in refs if where[id(x)].sig != sig}
+    if foreign and (any(i in foreign for i in writes) or _radix(wph) is None or
+                    any(not _tid_within(where[i], _radix(wph)[1]) for i in foreign)):
+        return None
     for x in refs:
         if id(x) in writes:
             continue
@@ -227,7 +240,7 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
                 return None
     if not writes:
         return None
-    thread_names = set(next(iter(where.values())).vars) | {next(iter(where.values())).tid.name}
+    thread_names = set(wph.vars) | {wph.tid.name}
     texts = set()
     closed = None
     for ph, k, e in writes.values():
@@ -274,11 +287,79 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
                 {d.name for d in (block.block_items or []) if isinstance(d, c_ast.Decl)}
             if names & block_written or names & nested:
                 return None
+            if id(x) in foreign:
+                e = _from_tid(e, wph, ph.tid.name)
         plan.reads[id(x)] = c_ast.Cast(c_ast.Typename(None, [], None, copy.deepcopy(t)),
                                        copy.deepcopy(e))
     for ph, k, e in writes.values():
         plan.writes.append((ph.body.block_items, ph.body.block_items[k]))
     return plan
+
+
+def _radix(ph: Phase):
+    """([(loop variable, extent, place value)] innermost first, thread count) when the
+    phase's ``tid`` equals the mixed-radix number of its loop variables (checked at every
+    point of the constant-extent domain, at most 4096), else None."""
+    ext = []
+    for lp in ph.loops:
+        e = const_int(lp.cond.right)
+        if e is None or e <= 0:
+            return None
+        ext.append(e)
+    total = 1
+    for e in ext:
+        total *= e
+    if total > 4096:
+        return None
+    names = ph.vars
+    place, out = 1, []
+    for v, e in reversed(list(zip(names, ext))):
+        out.append((v, e, place))
+        place *= e
+    init = ph.tid.init
+    for t in range(total):
+        vals = {v: c_ast.Constant("int", str(t // pl % e)) for v, e, pl in out}
+        if const_int(canon.substitute(copy.deepcopy(init), vals)) != t:
+            return None
+    return out, total
+
+
+def _tid_within(ph: Phase, total: int) -> bool:
+    """Every value the phase's ``tid`` takes over its constant domain is below ``total``."""
+    ext = [const_int(lp.cond.right) for lp in ph.loops]
+    if any(e is None or e <= 0 for e in ext):
+        return False
+    points = 1
+    for e in ext:
+        points *= e
+    if points > 4096:
+        return False
+    for t in range(points):
+        vals, r = {}, t
+        for v, e in reversed(list(zip(ph.vars, ext))):
+            vals[v] = c_ast.Constant("int", str(r % e))
+            r //= e
+        got = const_int(canon.substitute(copy.deepcopy(ph.tid.init), vals))
+        if got is None or not 0 <= got < total:
+            return False
+    return True
+
+
+def _from_tid(e, wph: Phase, tid: str):
+    """``e`` of the writing nest with its thread variables recomputed from ``tid`` (the id
+    of the reading nest): ``v = tid / place % extent``; its own tid becomes ``tid``."""
+    parts, _ = _radix(wph)
+    u = c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
+                                                       c_ast.IdentifierType(["unsigned", "int"])))
+    mapping = {wph.tid.name: c_ast.ID(tid)}
+    for k, (v, ext, place) in enumerate(parts):
+        x = c_ast.Cast(copy.deepcopy(u), c_ast.ID(tid))
+        if place != 1:
+            x = c_ast.BinaryOp("/", x, c_ast.Constant("unsigned int", f"{place}u"))
+        if k != len(parts) - 1:
+            x = c_ast.BinaryOp("%", x, c_ast.Constant("unsigned int", f"{ext}u"))
+        mapping[v] = x
+    return canon.substitute(copy.deepcopy(e), mapping)
 
 
 def _replace_reads(node, reads: dict):
@@ -339,9 +420,10 @@ def _rewrite(program, ast) -> int:
     summary="per-thread arrays of lifted GPU code (x[tid] = e across barriers) -> e recomputed "
             "at each read",
     requires=("an entry function definition (XP-REMAT-001)",
-              "a local array accessed only as A[tid] in thread-loop nests of one signature, "
-              "written only by top-level A[tid] = e with e recomputable where it is read "
-              "(XP-REMAT-002)"),
+              "a local array accessed only as A[tid] in thread-loop nests of one signature "
+              "(reads also in nests whose tid maps back to the writing nest's thread "
+              "variables, e.g. warp loops), written only by top-level A[tid] = e with e "
+              "recomputable where it is read (XP-REMAT-002)"),
     guarantees=("same outputs on the virtual device", "the array and its writes are removed"),
 ))
 def rematerialize(program):

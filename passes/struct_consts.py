@@ -382,7 +382,9 @@ def _rewrite(program, ast) -> int:
     summary="a host struct filled with constants (device properties) -> its field reads folded",
     requires=("an entry function definition (XP-STRUCT-CONSTS-001)",
               "a top-level local struct used only by a zero memset, top-level constant field "
-              "stores and later field reads (XP-STRUCT-CONSTS-002)"),
+              "stores, whole copies after them and later field reads (array elements at a "
+              "variable index resolved by unrolling its constant-bound loop) "
+              "(XP-STRUCT-CONSTS-002)"),
     guarantees=("same outputs on the virtual device", "the struct and its stores are removed"),
 ))
 def struct_consts(program):

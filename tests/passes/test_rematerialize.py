@@ -182,3 +182,47 @@ extern "C" void k(const float *x, float *out, int rows, int cols) {
     assert "xr" not in body and "m[tid]" in body
     rng = np.random.default_rng(2)
     _same(src, out, [rng.standard_normal(16).astype(np.float32), np.zeros(16, np.float32), 4, 4])
+
+
+# the shape the lift gives a warp-level kernel (wmma): 2 x 8 threads, warps of 4; the per-thread
+# row is written in a thread nest and read by lane 0 of each warp (tid = w * 4)
+WARPS = r"""
+extern "C" void k(const float *a, float *out, int n) {
+  for (unsigned int bx = 0; bx < 2u; ++bx) {
+    int row[16];
+    for (unsigned int ty = 0; ty < 2u; ++ty) {
+      for (unsigned int tx = 0; tx < 8u; ++tx) {
+        const unsigned int tid = tx + 8u * (ty + 2u * 0u);
+        row[tid] = (int) ((bx * 8u + tx) / 4u) * 3 + (int) ty;
+      }
+    }
+    for (unsigned int w = 0; w < 4u; ++w) {
+      const unsigned int tid = w * 4;
+      const unsigned int wid = w;
+      if (row[tid] < n)
+        out[bx * 4u + wid] = a[row[tid]];
+    }
+  }
+}
+"""
+
+
+def test_reads_in_warp_nests_recompute_the_thread_coordinates_from_tid():
+    src = _prog(WARPS)
+    out = run_pass("rematerialize", src)
+    body = _body(out)
+    assert "row[" not in body
+    assert "((unsigned int) tid) % 8u" in body and "((unsigned int) tid) / 8u" in body
+    rng = np.random.default_rng(0)
+    _same(src, out, [rng.standard_normal(16).astype(np.float32), np.zeros(8, np.float32), 16])
+
+
+@pytest.mark.parametrize("change", [
+    # the reading nest's tid leaves the threads the writes cover (w * 8 reaches 24 >= 16)
+    ("const unsigned int tid = w * 4;", "const unsigned int tid = w * 8;"),
+    # the writing nest's tid is not the mixed-radix number of its loops
+    ("const unsigned int tid = tx + 8u * (ty + 2u * 0u);",
+     "const unsigned int tid = ty + 2u * tx;"),
+])
+def test_warp_reads_without_a_proven_thread_mapping_are_refused(change):
+    _refused(_prog(WARPS.replace(*change)), "XP-REMAT-002")
