@@ -834,11 +834,14 @@ class _Walker(c_ast.NodeVisitor):
                 return
             self._guarded(c, n.right)
             return
+        if n.op in ("==", "!=") and self._null_test(n.left) and self._null_test(n.right):
+            return                        # pointer identity (``dX != X``): no element read
         self.generic_visit(n)
 
     def _null_test(self, e) -> bool:
-        """``p`` (possibly cast) as an operand of ``&&`` / ``||``: a test of the pointer for
-        null, which reads no element (the lifts' ``done && done[src]``)."""
+        """``p`` (possibly cast) as an operand of ``&&`` / ``||`` or of a pointer comparison:
+        the pointer's value is tested, no element is read (the lifts' ``done && done[src]``,
+        ``(void *) dX != (void *) X``)."""
         while isinstance(e, c_ast.Cast):
             e = e.expr
         if not isinstance(e, c_ast.ID):

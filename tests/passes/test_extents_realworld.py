@@ -254,3 +254,16 @@ def test_flag_set_on_some_paths_only_gives_no_guard():
                                  "{ if (cols > 7) continue; done[tid] = 1; continue; }")
     info = _info(partial, "const float* A, const float* x, float* acc, float* y, int rows, int cols")
     assert affine.extents(info)["y"] == 40
+
+
+def test_pointer_comparisons_read_no_element():
+    # the lifted cudaMemcpy of a host wrapper: copy only when the buffers differ
+    info = _info("""
+  float dX[n];
+  if (n && ((void *) dX) != ((void *) X))
+    for (int m = 0; m < n; ++m) dX[m] = X[m];
+  for (int i = 0; i < n; ++i) out[i] = dX[i] * 2.0f;""", "const float* X, float* out, int n")
+    assert affine.extents(info) == {"X": "n", "out": "n"}
+    # a pointer passed to an unknown call still escapes
+    info = _info("opaque(X); for (int i = 0; i < n; ++i) out[i] = X[i];", "const float* X, float* out, int n")
+    assert affine.extents(info)["X"] is None
