@@ -203,6 +203,15 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
         # a lifted GPU program): the buffer the entry's caller provides
         if sizes[name] is None and declared.get(name):
             sizes[name] = declared[name]
+    # a caller-known constant count is the caller's allocation: where the analysis bound is
+    # a larger constant (a subscript under a guard it cannot see, e.g. `if (r >= H) continue`
+    # with r from an || condition), copying that many elements reads past the caller's buffer.
+    # The source ran guarded within the allocation, so its accesses stay inside the smaller one.
+    for name in sizes:
+        known = const_count((extents or {}).get(name)) or const_count(declared.get(name))
+        have = const_count(sizes[name])
+        if known is not None and have is not None and known < have:
+            sizes[name] = str(known)
     for name, size in sizes.items():
         if size is None:
             acc = next((a for a in info.accesses if a.buffer == name and
@@ -225,6 +234,20 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
         raise BindError("XP-BIND-001", msg, node)
     return Plan(regions, sizes, builder.helpers, info, builder.scratch, builder.aliases,
                 builder.two_level)
+
+
+def const_count(v) -> int | None:
+    """``v`` (an element count: int, Poly or C text) as an integer constant, else None."""
+    if v is None:
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, affine.Poly):
+        return v.value() if v.is_const() else None
+    try:
+        return int(str(v).strip().strip("()"))
+    except ValueError:
+        return None
 
 
 def parse_extents(text: str) -> dict[str, str]:

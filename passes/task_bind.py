@@ -770,18 +770,7 @@ def _host_extents(program) -> dict[str, str]:
     return out
 
 
-def _const_int(v) -> int | None:
-    """``v`` (an element count: int, Poly or C text) as an integer constant, else None."""
-    if v is None:
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, affine.Poly):
-        return v.value() if v.is_const() else None
-    try:
-        return int(str(v).strip().strip("()"))
-    except ValueError:
-        return None
+_const_int = loop_bind.const_count   # an element count as an integer constant, else None
 
 
 def _is_pointer(name: str, params: dict) -> bool:

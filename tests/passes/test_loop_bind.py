@@ -240,3 +240,31 @@ def test_recorded_extent_of_a_half_buffer_counts_binary16_elements(ctype):
            f'  for (int i = 0; i < num; ++i) y[i] = x[i];\n}}\n')
     ext = loop_bind._recorded_extents(parse_source(src, "vnni", "<t>.cpp"))
     assert ext["x"].replace(" ", "") == "((num*2)/2)"
+
+
+_GUARDED_ROWS = """
+void f(const float *x, float *y) {
+  for (int u = 0; u < 8; u += 1) {
+    int n = u / 4;
+    int oh = u % 4;
+    for (int kh = 0; kh < 3; ++kh) {
+      int r = oh - 1 + kh;
+      if (r < 0 || r >= 4) continue;
+      y[u * 3 + kh] = x[(n * 4 + r) * 2];
+    }
+  }
+}
+"""
+
+
+def test_caller_known_count_caps_a_loose_constant_bound():
+    # the analysis bounds n and r separately (x: 17 elements, a sound over-approximation);
+    # the caller's buffer holds 15 (max index (4 + 3) * 2 = 14): copying 17 would read past it
+    prog = parse_source(_GUARDED_ROWS, "vnni", "<t>.cpp")
+    loose, _ = loop_bind.plan(prog)
+    assert loop_bind.const_count(loose.sizes["x"]) >= 15
+    capped, _ = loop_bind.plan(prog, extents={"x": "15", "y": "24"})
+    assert loop_bind.const_count(capped.sizes["x"]) == 15
+    # a caller count larger than the bound changes nothing
+    wide, _ = loop_bind.plan(prog, extents={"x": "100", "y": "24"})
+    assert loop_bind.const_count(wide.sizes["x"]) == loop_bind.const_count(loose.sizes["x"])
