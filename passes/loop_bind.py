@@ -1078,9 +1078,12 @@ def _loop_var_decls(loops, info, idx) -> list:
 def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
     from pycparser.c_parser import CParser
 
-    head = f"void {region.name}({_param_decls(region.params)}) {{ }}"
+    # restrict qualifiers are dropped: pycparser reads neither __restrict nor __restrict__, and
+    # C++ (CUDA / HIP) has no `restrict`; without them the kernel only promises less aliasing
+    params = [(n, re.sub(r"\b(?:__restrict__|__restrict|restrict)\b", " ", t)) for n, t in region.params]
+    head = f"void {region.name}({_param_decls(params)}) {{ }}"
     try:
-        fdef = CParser().parse(_typedefs(region.params) + head).ext[-1]
+        fdef = CParser().parse(_typedefs(params) + head).ext[-1]
     except Exception:                    # unusual parameter types: refuse, do not guess
         raise BindError("XP-BIND-003", f"cannot declare kernel parameters "
                         f"({_param_decls(region.params)})")

@@ -268,3 +268,12 @@ def test_caller_known_count_caps_a_loose_constant_bound():
     # a caller count larger than the bound changes nothing
     wide, _ = loop_bind.plan(prog, extents={"x": "100", "y": "24"})
     assert loop_bind.const_count(wide.sizes["x"]) == loop_bind.const_count(loose.sizes["x"])
+
+
+@pytest.mark.parametrize("qual", ["__restrict__", "__restrict", "restrict"])
+def test_restrict_qualified_parameters_are_declared_without_the_qualifier(qual):
+    src = (f"void f(const float *{qual} x, float *{qual} y, int n) {{\n"
+           "  for (int i = 0; i < n; i++) y[i] = 2.0f * x[i];\n}\n")
+    out = run_pass("loop_bind", parse_source(src, "vnni", "<t>.cpp"), to="cuda")
+    text = platforms.module("cuda", "backend").emit(out)
+    assert "__global__" in text and "restrict" not in text.split("__global__", 1)[1].split("{", 1)[0]
