@@ -63,6 +63,9 @@ fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin 
 atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
 rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf ldexp frexpf max min isnan isinf fmaf fma
 """.split())
+# calls that only read their operands and may stop the program: no element is written, and
+# the outcome (a failed check aborts) does not depend on the order iterations run in
+CHECK_CALLS = frozenset({"assert"})
 _INT_TYPES = frozenset("int unsigned signed long short char size_t int32_t int64_t uint32_t "
                        "uint64_t int16_t uint16_t int8_t uint8_t ptrdiff_t bool".split())
 
@@ -724,7 +727,7 @@ class _Walker(c_ast.NodeVisitor):
         name = n.name.name if isinstance(n.name, c_ast.ID) else None
         args = n.args.exprs if n.args is not None else []
         helper = self.helpers.get(name) if name else None
-        pure = name in PURE_FUNCTIONS or (helper is not None and _pure_helper(helper))
+        pure = name in PURE_FUNCTIONS or name in CHECK_CALLS or (helper is not None and _pure_helper(helper))
         if name in MEM_FUNCTIONS and self._mem_operands_traced(name, args):
             if self._mem_ranges(name, args, n):
                 return

@@ -93,7 +93,7 @@ RETRY_TIMEOUT_MS = 30000      # second dependence test of a loop the first (3 s)
 FILL_THREADS = 8192           # fuse two parallel loops when the outer trip count is below this
 MAX_GRID = 2147483647
 STRIDE_GRID = 65535
-DEVICE_LIBRARY = frozenset({"memcpy", "memset", "printf"}) | affine.PURE_FUNCTIONS
+DEVICE_LIBRARY = frozenset({"memcpy", "memset", "printf", "assert"}) | affine.PURE_FUNCTIONS
 # types the CUDA / HIP runtime headers define (a lifted GPU program carries C stand-ins)
 RUNTIME_TYPES = frozenset("dim3 uint3 int2 int3 int4 uint2 uint4 float2 float3 float4 double2 "
                           "half __half half2 __half2 char4 uchar4 short2 ushort2".split())

@@ -277,3 +277,14 @@ def test_restrict_qualified_parameters_are_declared_without_the_qualifier(qual):
     out = run_pass("loop_bind", parse_source(src, "vnni", "<t>.cpp"), to="cuda")
     text = platforms.module("cuda", "backend").emit(out)
     assert "__global__" in text and "restrict" not in text.split("__global__", 1)[1].split("{", 1)[0]
+
+
+def test_assert_in_a_parallel_loop_stays_on_the_device():
+    # assert only reads its operand (a failed check aborts whatever the iteration order)
+    src = ("#include <assert.h>\n"
+           "void f(const int *ids, const float *x, float *y, int n, int nr) {\n"
+           "  for (int i = 0; i < n; i++) { int r = ids[i]; assert(r >= 0 && r < nr); y[i] = x[i]; }\n}\n")
+    out = run_pass("loop_bind", parse_source(src, "vnni", "<t>.cpp"), to="cuda")
+    text = platforms.module("cuda", "backend").emit(out)
+    kernel = text.split("__global__", 1)[1].split("\n}\n", 1)[0]
+    assert "assert(" in kernel
