@@ -43,7 +43,7 @@ from pycparser import c_ast
 from . import canon
 from .base import PassInfo, PassRefused, register
 from .unit_loops import _literal, const_int
-from .unroll_const import _CMP, _escapes, _step
+from .unroll_const import values
 
 NAME = "struct_consts"
 
@@ -267,54 +267,13 @@ def _touches(lv, names) -> bool:
     return isinstance(lv, c_ast.ID) and lv.name in names
 
 
-def _counted_values(s, limit: int):
-    """(variable, type, values) of ``for (T v = c0; v CMP c1; v STEP)`` with constant start
-    and bound, an update ``++`` / ``--`` / ``+= k`` / ``-= k`` or a geometric one, at most
-    ``limit`` iterations, a body that neither writes ``v`` nor leaves the loop; else None."""
-    if not isinstance(s, c_ast.For) or not isinstance(s.init, c_ast.DeclList) or \
-            len(s.init.decls) != 1:
-        return None
-    d = s.init.decls[0]
-    if d.init is None or not isinstance(d.type, c_ast.TypeDecl):
-        return None
-    words = canon.type_words(d.type)
-    if not words or not all(w in ("int", "unsigned", "signed", "long", "short") for w in words):
-        return None
-    var, v, c, n = d.name, const_int(d.init), s.cond, s.next
-    if v is None or not (isinstance(c, c_ast.BinaryOp) and c.op in _CMP and
-                         isinstance(c.left, c_ast.ID) and c.left.name == var):
-        return None
-    step = None
-    if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--") and \
-            isinstance(n.expr, c_ast.ID) and n.expr.name == var:
-        k = 1 if "++" in n.op else -1
-        step = lambda x: x + k  # noqa: E731
-    elif isinstance(n, c_ast.Assignment) and n.op in ("+=", "-=") and \
-            isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == var and \
-            const_int(n.rvalue) not in (None, 0):
-        k = const_int(n.rvalue) * (1 if n.op == "+=" else -1)
-        step = lambda x: x + k  # noqa: E731
-    else:
-        step = _step(n, var)
-    bound = const_int(c.right)
-    if bound is None or step is None or var in canon.written_names(s.stmt) or _escapes(s.stmt):
-        return None
-    out = []
-    while _CMP[c.op](v, bound):
-        out.append(v)
-        if len(out) > limit or not -2 ** 31 <= v < 2 ** 31:
-            return None
-        v = step(v)
-    return var, d.type, out
-
-
 def _unroll_index_loops(body, pending, limit: int = 32) -> int:
     """Unroll the counted loops (constant values) whose variable indexes a pending read."""
     want = {id(n): canon.ids_in(e) for n, _, e in pending}
     done = 0
 
     def holds(s):
-        got = _counted_values(s, limit)
+        got = values(s, limit, linear=True)
         if got is None:
             return None
         inner = {id(x) for x in canon.walk(s.stmt)}

@@ -68,8 +68,23 @@ def _escapes(body) -> bool:
     return go(body, False, False)
 
 
-def values(s, limit: int) -> tuple[str, c_ast.Node, list[int]] | None:
-    """(variable, declared type, the values it takes) of an unrollable loop, else None."""
+def _linear_step(n, var: str):
+    """``v++`` / ``v--`` / ``v += k`` / ``v -= k`` (k a non-zero constant) as a function, else None."""
+    if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--") and \
+            isinstance(n.expr, c_ast.ID) and n.expr.name == var:
+        k = 1 if "++" in n.op else -1
+        return lambda x: x + k
+    if isinstance(n, c_ast.Assignment) and n.op in ("+=", "-=") and \
+            isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == var and \
+            const_int(n.rvalue) not in (None, 0):
+        k = const_int(n.rvalue) * (1 if n.op == "+=" else -1)
+        return lambda x: x + k
+    return None
+
+
+def values(s, limit: int, linear: bool = False) -> tuple[str, c_ast.Node, list[int]] | None:
+    """(variable, declared type, the values it takes) of an unrollable loop, else None: a
+    geometric update, or with ``linear`` also ``++`` / ``--`` / ``+= k`` / ``-= k``."""
     if not isinstance(s, c_ast.For) or not isinstance(s.init, c_ast.DeclList) or \
             len(s.init.decls) != 1:
         return None
@@ -84,7 +99,7 @@ def values(s, limit: int) -> tuple[str, c_ast.Node, list[int]] | None:
     if v is None or not (isinstance(c, c_ast.BinaryOp) and c.op in _CMP and
                          isinstance(c.left, c_ast.ID) and c.left.name == var):
         return None
-    bound, step = const_int(c.right), _step(s.next, var)
+    bound, step = const_int(c.right), (linear and _linear_step(s.next, var)) or _step(s.next, var)
     if bound is None or step is None or var in canon.written_names(s.stmt) or _escapes(s.stmt):
         return None
     out = []
