@@ -1851,15 +1851,17 @@ def _atom(text: str, ir) -> Poly:
     return Poly.sym("a:" + text)
 
 
-def _ir_of_poly(p: Poly, op: str | None = None, d: int = 1):
-    """IR of a loop-free Poly (``(op, p, d)`` when ``op`` is given); None when some atom's
-    value is not known."""
+def _ir_of_poly(p: Poly, op: str | None = None, d: int = 1, loop_vars: bool = False):
+    """IR of a Poly over scalars and known atoms, and loop variables when ``loop_vars``
+    (``(op, p, d)`` when ``op`` is given); None when some atom's value is not known."""
     out: Any = ("c", 0)
     for m, c in p.t.items():
         term: Any = ("c", c)
         for k in m:
             if k.startswith("s:"):
                 x = ("s", k[2:])
+            elif loop_vars and k.startswith("v:"):
+                x = ("v", k[2:])
             elif k in _ATOM_IR:
                 x = _ATOM_IR[k]
             else:
@@ -2245,25 +2247,6 @@ def _extreme_with_hi(lp: LoopInfo, hi: Poly) -> Poly | None:
     return start + Poly.const(s_) * k
 
 
-def _ir_of_poly_any(p: Poly):
-    """IR of a Poly over scalars, loop variables and known atoms (None otherwise)."""
-    out: Any = ("c", 0)
-    for m, c in p.t.items():
-        term: Any = ("c", c)
-        for k in m:
-            if k.startswith("s:"):
-                x = ("s", k[2:])
-            elif k.startswith("v:"):
-                x = ("v", k[2:])
-            elif k in _ATOM_IR:
-                x = _ATOM_IR[k]
-            else:
-                return None
-            term = ("*", term, x)
-        out = ("+", out, term)
-    return out
-
-
 def _split_divmod(acc: Access) -> Access | None:
     """``acc`` with a loop variable ``b`` over ``[0, H)`` that the subscripts, guards and
     bounds use only as ``b / c`` and ``b % c`` (c dividing H) replaced by two independent
@@ -2306,7 +2289,7 @@ def _split_divmod(acc: Access) -> Access | None:
             part = ("v", uid + "/q") if tag in ("/", "fdiv") else ("v", uid + "/r")
             if tag in ("%", "fmod"):
                 return part
-            qi = _ir_of_poly_any(q)
+            qi = _ir_of_poly(q, loop_vars=True)
             return part if not q.t else (None if qi is None else ("+", qi, part))
         return ir
 
