@@ -34,6 +34,8 @@ from dataclasses import replace
 from pycparser import c_ast
 from pycparser.c_generator import CGenerator
 
+from platforms.common.analysis import map_children
+
 from . import canon
 from .base import PassInfo, PassRefused, register
 
@@ -247,15 +249,7 @@ class _Simplifier:
         if r is not None:
             self.done += 1
             return r
-        for attr in n.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            v = getattr(n, attr, None)
-            if isinstance(v, c_ast.Node):
-                setattr(n, attr, self.node(v))
-            elif isinstance(v, list):
-                setattr(n, attr, [self.node(x) if isinstance(x, c_ast.Node) else x for x in v])
-        return n
+        return map_children(n, self.node)
 
 
 def _loop_var(n: c_ast.For) -> str | None:

@@ -103,6 +103,20 @@ class LocalDefs(c_ast.NodeVisitor):
         return values[0] if len(values) == 1 else None
 
 
+def map_children(node: c_ast.Node, fn) -> c_ast.Node:
+    """``node`` with each child node (a field or a list item) replaced in place by ``fn(child)``:
+    the generic case of a rewriting visitor."""
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        value = getattr(node, attr, None)
+        if isinstance(value, c_ast.Node):
+            setattr(node, attr, fn(value))
+        elif isinstance(value, list):
+            setattr(node, attr, [fn(x) if isinstance(x, c_ast.Node) else x for x in value])
+    return node
+
+
 def replace_ids(node: c_ast.Node, fn) -> c_ast.Node:
     """Copy of ``node`` with each ``ID`` replaced by ``fn(id)`` (when not None)."""
     if isinstance(node, c_ast.ID):

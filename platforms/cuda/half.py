@@ -28,6 +28,8 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
+from platforms.common.analysis import map_children
+
 HALF_NAMES = frozenset({"__half", "half", "__half2", "half2", "__half_raw", "__half2_raw", "__nv_half"})
 _INT_WORDS = frozenset("""char short int long unsigned signed bool _Bool int8_t uint8_t int16_t
 uint16_t int32_t uint32_t int64_t uint64_t size_t ptrdiff_t intptr_t uintptr_t""".split())
@@ -363,15 +365,7 @@ class _Rewriter:
         return e, None
 
     def generic(self, n):
-        for attr in n.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            v = getattr(n, attr, None)
-            if isinstance(v, c_ast.Node):
-                setattr(n, attr, self.node(v))
-            elif isinstance(v, list):
-                setattr(n, attr, [self.node(x) if isinstance(x, c_ast.Node) else x for x in v])
-        return n
+        return map_children(n, self.node)
 
     # -- statements -------------------------------------------------------------------
     _EXPR = (c_ast.ID, c_ast.Constant, c_ast.Cast, c_ast.ArrayRef, c_ast.StructRef, c_ast.UnaryOp,
