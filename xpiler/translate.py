@@ -89,15 +89,15 @@ PLANS: dict[tuple[str, str], str] = {
     ("bang", "hip"): ["detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=hip;levels=2}",
                       "detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}"],
     ("vnni", "bang"): "detensorize_vnni{rules=false},std_calls,inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("cuda", "bang"): "loop_recovery,devcopy{extents=true},devtemp,goto_continue,inline,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
-    ("hip", "bang"): "loop_recovery,devcopy{extents=true},devtemp,goto_continue,inline,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
+    ("cuda", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
+    ("hip", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
                 "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy", "passes.guard_continue",
                 "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops", "passes.devtemp", "passes.goto_continue", "passes.fold_branches", "passes.unroll_const",
                 "passes.localize", "passes.loop_normalize", "passes.matrix_core_map",
-                "passes.loop_split", "passes.loop_reorder", "passes.loop_fuse", "passes.loop_expansion", "passes.loop_contraction", "passes.rematerialize", "passes.struct_consts", "passes.vector_types", "passes.std_calls")
+                "passes.loop_split", "passes.loop_reorder", "passes.loop_fuse", "passes.loop_expansion", "passes.loop_contraction", "passes.rematerialize", "passes.struct_consts", "passes.vector_types", "passes.std_calls", "passes.constant_symbols")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
