@@ -2103,6 +2103,8 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
     if m is None:
         m = _minlist_max(acc)
     if m is None:
+        m = _guarded_minlist_max(acc)
+    if m is None:
         split = _split_divmod(acc)
         if split is not None:
             m = _max_index(split)
@@ -2118,24 +2120,26 @@ def _is_min_form(ir) -> bool:
 _MIN_TERMS = 16
 
 
-def _mins(ir) -> list | None:
+def _mins(ir, leaf=None) -> list | None:
     """``ir`` as the minimum of a list of Polys (``min(16 * t + 16, rows) - 1`` ->
-    ``[16 * t + 15, rows - 1]``), None when it is not of that form."""
+    ``[16 * t + 15, rows - 1]``), None when it is not of that form. ``leaf`` converts the
+    operands that are not sums, products or minima (default ``to_poly``)."""
     if not ir:
         return None
+    leaf = leaf or to_poly
     tag = ir[0]
     out = None
     if tag == "?" and _is_min_form(ir):
-        a, b = _mins(ir[2]), _mins(ir[3])
+        a, b = _mins(ir[2], leaf), _mins(ir[3], leaf)
         out = None if a is None or b is None else a + b
     elif tag == "+":
-        a, b = _mins(ir[1]), _mins(ir[2])
+        a, b = _mins(ir[1], leaf), _mins(ir[2], leaf)
         out = None if a is None or b is None else [x + y for x in a for y in b]
     elif tag == "-":
-        a, b = _mins(ir[1]), _mins(ir[2])
+        a, b = _mins(ir[1], leaf), _mins(ir[2], leaf)
         out = None if a is None or b is None or len(b) != 1 else [x - b[0] for x in a]
     elif tag == "*":
-        a, b = _mins(ir[1]), _mins(ir[2])
+        a, b = _mins(ir[1], leaf), _mins(ir[2], leaf)
         if a is None or b is None:
             return None
         if len(a) == 1 and len(b) == 1:
@@ -2145,38 +2149,84 @@ def _mins(ir) -> list | None:
         elif len(a) == 1 and a[0].is_const() and a[0].value() > 0:
             out = [a[0] * y for y in b]
     else:
-        p = to_poly(ir)
+        p = leaf(ir)
         out = None if p is None else [p]
     return out if out is None or len(out) <= _MIN_TERMS else None
 
 
+# opaque key ("o:...") -> the loop variables (uids) its sub-expression mentions
+_OPAQUE_LOOPS: dict[str, frozenset] = {}
+
+
+def _opaque_poly(ir) -> Poly | None:
+    """``to_poly`` where a conditional, division or remainder over loop variables (which
+    ``to_poly`` cannot carry) becomes an opaque key ``o:...``: an unknown integer of any sign
+    that depends on the loop variables it mentions. Such a key must cancel before a loop it
+    depends on is eliminated (``_minlist_max`` refuses otherwise); it only serves to let
+    equal sub-expressions of a subscript and a guard cancel (``e1 + j`` under ``j < m - e1``,
+    ``e1 = 16 * (m / 16)``). None for locals of unknown value."""
+    p = to_poly(ir)
+    if p is not None or not ir:
+        return p
+    tag = ir[0]
+    if tag in ("+", "-", "*"):
+        a, b = _opaque_poly(ir[1]), _opaque_poly(ir[2])
+        if a is None or b is None:
+            return None
+        return a + b if tag == "+" else a - b if tag == "-" else a * b
+    if tag == "neg":
+        a = _opaque_poly(ir[1])
+        return None if a is None else -a
+    if tag in ("?", "/", "%", "fdiv", "fmod") and not _locals_in(ir, set()):
+        uids = _loop_vars_in(ir, set())
+        if uids:
+            key = "o:" + repr(ir)
+            _OPAQUE_LOOPS.setdefault(key, frozenset(uids))
+            return Poly.sym(key)
+    return None
+
+
+def _opaque_keys(p: Poly) -> set:
+    return {k for k in p.keys() if k.startswith("o:")}
+
+
 def _prune_mins(ps: list) -> list:
-    """Drop the terms of a minimum that another term is provably at most."""
+    """Drop the terms of a minimum that another term is provably at most (terms whose
+    difference keeps an opaque key, of unknown sign, are not compared)."""
+    def le(a, b) -> bool:
+        d = a - b
+        return not _opaque_keys(d) and _sign(d) in (0, 1)
+
     keep: list = []
     for p in ps:
-        if any(_sign(p - q) in (0, 1) for q in keep):
+        if any(le(p, q) for q in keep):
             continue
-        keep = [q for q in keep if _sign(q - p) not in (0, 1)] + [p]
+        keep = [q for q in keep if not le(q, p)] + [p]
     return keep
 
 
-def _minlist_max(acc: Access) -> Poly | None:
+def _minlist_max(acc: Access, terms: list | None = None) -> Poly | None:
     """Exact maximum of a subscript over loops whose upper bounds (or the subscript) are
     minima (tiles: ``for (r = 16 * tr; r < min(16 * tr + 16, rows); ++r)``): the subscript is
     carried as the minimum of a list of Polys; eliminating a variable whose coefficient has
     one sign in every term substitutes its extreme in each (a minimum of functions that all
     grow with the variable is largest at its largest value), and a bound that is itself a
     minimum distributes. None when the signs differ, a strided bound depends on an outer
-    loop, or the terms left cannot be ordered."""
-    terms = _mins(acc.index)
+    loop, or the terms left cannot be ordered. ``terms``: the list to start from (default:
+    the subscript's); opaque keys (``_opaque_poly``) in it must cancel before a loop they
+    depend on is eliminated."""
+    if terms is None:
+        terms = _mins(acc.index)
     if terms is None:
         return None
     for lp in reversed(acc.loops):
         key = "v:" + lp.uid
+        if any(lp.uid in _OPAQUE_LOOPS.get(k, ()) for t in terms for k in _opaque_keys(t)):
+            return None
         if not any(key in t.keys() for t in terms):
             continue
         split = [t.split(key) for t in terms]
-        if any(sp is None or _loop_keys(sp[0]) for sp in split):
+        if any(sp is None or _loop_keys(sp[0]) or _opaque_keys(sp[0]) for sp in split):
             return None
         signs = set()
         for coef, _ in split:
@@ -2218,10 +2268,47 @@ def _minlist_max(acc: Access) -> Poly | None:
         terms = _prune_mins(new)
         if len(terms) > _MIN_TERMS:
             return None
-    if any(_loop_keys(t) for t in terms):
+    if any(_loop_keys(t) or _opaque_keys(t) for t in terms):
         return None
     terms = _prune_mins(terms)
     return terms[0] if len(terms) == 1 else None
+
+
+def _guarded_minlist_max(acc: Access) -> Poly | None:
+    """Maximum of a subscript through one guard ``a < b`` (``a <= b``) at a time, in the
+    min-list form of ``_minlist_max`` with opaque keys: each term ``t`` is ``a + (t - a)``,
+    so ``t <= b_k - 1 + (t - a)`` for every term ``b_k`` of ``b``'s minimum wherever the
+    access runs. The masked tail of a vector loop, ``x[o + e1 + j]`` under ``j < m - e1`` with
+    ``e1 = 16 * (m / 16)`` and ``m = min(n - o, T)``, becomes ``min(n - 1, o + T - 1)``
+    (``e1`` cancels). An upper bound, as every guard bound: the smallest one a guard gives
+    (when provably ordered; else the first found). None when no guard gives one."""
+    if acc.index is None:
+        return None
+    terms = _mins(acc.index, _opaque_poly)
+    if terms is None:
+        return None
+    found: list = []
+    for g in _conjuncts(acc.guards):
+        if g[0] not in ("<", "<="):
+            continue
+        a, bs = _opaque_poly(g[1]), _mins(g[2], _opaque_poly)
+        if a is None or bs is None or not (_loop_keys(a) or _opaque_keys(a)):
+            continue
+        strict = Poly.const(1 if g[0] == "<" else 0)
+        new = [b - strict + (t - a) for t in terms for b in bs]
+        if len(new) > _MIN_TERMS:
+            continue
+        m = _minlist_max(acc, _prune_mins(new))
+        if m is not None:
+            found.append(m)
+    if not found:
+        return None
+    best = found[0]
+    for m in found[1:]:
+        picked = _pick(best, m, smaller=True)
+        if isinstance(picked, Poly):
+            best = picked
+    return best
 
 
 def _extreme_with_hi(lp: LoopInfo, hi: Poly) -> Poly | None:
@@ -2612,11 +2699,36 @@ def _guarded_max(acc: Access, m):
     return m
 
 
+def _within(acc: Access, bound: Poly, timeout_ms: int = 3000) -> bool:
+    """Z3 proves ``acc``'s subscript <= ``bound`` wherever the access runs: inside its loops'
+    ranges (strides included) and under its guards, for every value of the entry's scalars
+    >= 0 and of the locals it reads (left free: an over-approximation, so the proof stays
+    sound). False when not proven (or not encodable)."""
+    bir = _ir_of_poly(bound)
+    if acc.index is None or acc.width or bir is None:
+        return False
+    try:
+        z3 = _z3()
+        syms: dict = {}
+        enc = _Enc(z3, set(), set(), "w", syms)
+        solver = z3.Solver()
+        for c in _loop_constraints(enc, acc.loops):
+            solver.add(c)
+        for g in acc.guards:
+            solver.add(enc.c(g))
+        solver.add(enc.e(acc.index) > enc.e(bir))
+        solver.add(*[v >= 0 for k, v in syms.items() if k.startswith("s:")])
+        return check(solver, timeout_ms) == z3.unsat
+    except _ANALYSIS_ERRORS + (_z3().Z3Exception,):
+        return False
+
+
 def extents(info: NestInfo) -> dict[str, object]:
     """Pointer parameter -> element count touched (int, C expression text, or None)."""
     out: dict[str, object] = {}
     best: dict[str, object] = {}
     failed: set[str] = set()
+    unbounded: dict[str, list] = {}        # buffer -> accesses whose maximum is not known
     for acc in info.accesses:
         if not acc.is_param or acc.buffer in failed:
             continue
@@ -2626,7 +2738,10 @@ def extents(info: NestInfo) -> dict[str, object]:
         except _ANALYSIS_ERRORS + (_z3().Z3Exception,):
             m = None                      # not analysable: the extent is unknown (refusal)
         if m is None:
-            failed.add(acc.buffer)
+            if acc.index is None or acc.width:
+                failed.add(acc.buffer)
+            else:
+                unbounded.setdefault(acc.buffer, []).append(acc)
             continue
         m = _plus_one(m)
         cands = best.setdefault(acc.buffer, [])
@@ -2638,6 +2753,13 @@ def extents(info: NestInfo) -> dict[str, object]:
             continue
         cands[:] = [e for e in cands if not isinstance(e, Poly) or
                     _sign(m - e) not in (0, 1)] + [m]
+    for name, accs in unbounded.items():
+        # an access without a computed maximum adds nothing when Z3 proves it stays below the
+        # extent the others reach (the vector part of a loop whose masked tail reaches n - 1)
+        polys = [e for e in best.get(name, []) if isinstance(e, Poly)]
+        if name not in failed and not all(any(_within(a, e - Poly.const(1)) for e in polys)
+                                          for a in accs):
+            failed.add(name)
     for name, p in info.params.items():
         if p.kind != "pointer":
             continue
