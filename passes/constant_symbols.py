@@ -235,7 +235,7 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
                              f"{'an unknown number of' if n is None else n} bytes of "
                              f"{s.nbytes}", call))
             continue
-        uses = sum(1 for x in canon.walk(fdef.body) if isinstance(x, c_ast.ID) and x.name == name)
+        uses = _accesses(fdef.body, name)
         if uses != 1:
             problems.append(("XP-CONSTSYM-003", f"the entry uses {where} other than by the "
                              "copy-to-symbol (a copy back or a host access)", call))
@@ -252,7 +252,7 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
             problems.append(("XP-CONSTSYM-005", f"the copy to {where} reads '{p.name}' of "
                              f"type {' '.join(pw)} *, not {' '.join(sw)} *", call))
             continue
-        puses = sum(1 for x in canon.walk(fdef.body) if isinstance(x, c_ast.ID) and x.name == p.name)
+        puses = _accesses(fdef.body, p.name)
         if puses != 1:
             problems.append(("XP-CONSTSYM-005", f"'{p.name}', the source of the copy to {where}, "
                              "is also used elsewhere in the entry", call))
@@ -277,6 +277,14 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
                                  "the copy-to-symbol fills it", st))
                 break
     return list(syms.values()), problems
+
+
+def _accesses(node, name) -> int:
+    """How many times ``name`` occurs under ``node`` outside ``sizeof`` (which reads nothing)."""
+    unevaluated = {id(y) for x in canon.walk(node) if isinstance(x, c_ast.UnaryOp) and
+                   x.op == "sizeof" for y in canon.walk(x.expr)}
+    return sum(1 for x in canon.walk(node) if isinstance(x, c_ast.ID) and x.name == name and
+               id(x) not in unevaluated)
 
 
 def _device_misuse(name, funcs, ast, fdef) -> tuple[str, c_ast.Node] | None:
