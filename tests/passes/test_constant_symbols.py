@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import constant_symbols, devcopy, loop_recovery  # noqa: F401  (registers the passes)
 from passes.base import PassRefused, run_pass
 from xpiler import translate as tr
 from xpiler.argspec import parse_arg_specs
 from xpiler.program import parse_source
 from xpiler.run import run_kernel
+
+tr.load_passes()          # registers the passes the plans name
 
 KERNEL = """#include <cuda_runtime.h>
 #define R 2
