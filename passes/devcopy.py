@@ -91,6 +91,122 @@ def _args(call):
     return list(call.args.exprs) if call.args else []
 
 
+# Runtime helpers of the lifted host code whose status is 0 on success: the lift's xp_memcpy,
+# xp_memset, xp_free and xp_nop always return 0; xp_malloc returns 0 unless the host is out of
+# memory (where the source's own wrapper would report and the buffer is unusable anyway).
+_SUCCEEDING = frozenset(("xp_malloc", "xp_memcpy", "xp_memset", "xp_free", "xp_nop"))
+_DEFINE = re.compile(r"\s*#\s*define\s+([A-Za-z_]\w*)\(\s*([A-Za-z_]\w*)\s*\)(.*)$", re.S)
+_UNDEF = re.compile(r"\s*#\s*undef\s+([A-Za-z_]\w*)")
+_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|##|#\s*[A-Za-z_]\w*|[A-Za-z_]\w*|.', re.S)
+_ARG = "xp__wrapped"
+
+
+def _status_wrappers(facts) -> frozenset:
+    """Names of the file's status-check wrapper macros: ``#define M(x) BODY`` (defined once,
+    never undefined) whose body, with ``x`` an opaque expression, is
+    ``[do] { T v = (x); if (v != 0) ERR } [while (0)]`` or ``if ((x) != 0) ERR`` (the test may be
+    ``v``, ``v != 0``, ``0 != v``, ``v < 0`` or ``v > 0``: false when the status is 0; no
+    else branch, nothing else on the success path). Such a macro evaluates ``x`` once and
+    only checks its status: when the wrapped call succeeds ``M(call);`` is ``call;``. The
+    shape is recognised, not the macro's name (CUDA_CHECK, HIP_CHECK, gpuErrchk, ...)."""
+    defs, undef = {}, set()
+    for line in (facts or {}).get("preamble") or []:
+        line = str(line).replace("\\\n", " ")
+        m = _DEFINE.match(line)
+        if m:
+            defs.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
+        m = _UNDEF.match(line)
+        if m:
+            undef.add(m.group(1))
+    out = set()
+    for name, forms in defs.items():
+        if len(forms) == 1 and name not in undef and _is_status_check(*forms[0]):
+            out.add(name)
+    return frozenset(out)
+
+
+def _is_status_check(param: str, body: str) -> bool:
+    toks = []
+    for t in _TOKEN.findall(body):
+        if t == "##":
+            return False                                   # token pasting: not a plain call
+        if t.startswith("#") and t[1:].strip() == param:
+            toks.append('"x"')                              # #x: the call's spelling
+        else:
+            toks.append(_ARG if t == param else t)
+    try:
+        items = canon.parse_stmts("".join(toks).strip().rstrip(";") + ";")
+    except Exception:                                      # not C statements (or unknown types)
+        return False
+    items = [s for s in items if not isinstance(s, c_ast.EmptyStatement)]
+    x = _checked_expr(items[0]) if len(items) == 1 else None
+    return isinstance(x, c_ast.ID) and x.name == _ARG and \
+        sum(1 for n in canon.walk(items[0]) if isinstance(n, c_ast.ID) and n.name == _ARG) == 1
+
+
+def _checked_expr(stmt):
+    """The expression ``x`` whose status statement ``stmt`` only checks, else None:
+    ``[do] { T v = (x); if (test(v)) ERR } [while (0)]`` or ``if (test(x)) ERR`` (also in
+    braces), ``test(s)`` one of ``s``, ``s != 0``, ``0 != s``, ``s < 0``, ``s > 0`` (false
+    when the status ``s`` is 0, success), no else branch. ERR is whatever reports the error."""
+    items, braced = [stmt], False
+    while len(items) == 1 and isinstance(items[0], (c_ast.DoWhile, c_ast.Compound)):
+        s = items[0]
+        if isinstance(s, c_ast.DoWhile):
+            if not (isinstance(s.cond, c_ast.Constant) and s.cond.value == "0"):
+                return None
+            s = s.stmt
+        items, braced = [t for t in canon.as_items(s) if not isinstance(t, c_ast.EmptyStatement)], True
+    if len(items) == 2 and braced:                         # T v = (x); if (test(v)) ERR
+        d, test = items
+        if not (isinstance(d, c_ast.Decl) and d.name and isinstance(d.type, c_ast.TypeDecl)
+                and d.init is not None and d.bitsize is None and not d.storage):
+            return None
+        subject, x = d.name, d.init
+        if subject in canon.ids_in(x):
+            return None
+    elif len(items) == 1:                                  # if (test(x)) ERR
+        test, subject, x = items[0], None, None
+    else:
+        return None
+    if not isinstance(test, c_ast.If) or test.iffalse is not None:
+        return None
+    c = _strip_casts(test.cond)
+    s = None
+    if isinstance(c, c_ast.BinaryOp) and c.op in ("!=", "<", ">"):
+        s = c.left if _is_zero(c.right) else c.right if _is_zero(c.left) else None
+    elif subject is not None:
+        s = c
+    if s is None:
+        # a test of the expression itself (no status variable): if ((x) != 0), if (x)
+        return c if subject is None and isinstance(c, (c_ast.FuncCall, c_ast.ID)) else None
+    if subject is None:
+        return _strip_casts(s)
+    return x if _id(s) == subject and isinstance(_strip_casts(s), c_ast.ID) else None
+
+
+def _is_zero(e) -> bool:
+    return isinstance(_strip_casts(e), c_ast.Constant) and _is_null(e)
+
+
+def _unwrap(stmt, wrappers):
+    """``call`` for a status check of a runtime helper that succeeds on the virtual device
+    (``_SUCCEEDING``), else ``stmt`` itself: ``M(call)`` of a status-check wrapper macro
+    (``_status_wrappers``), or the same check expanded in place (``if (call != 0) ERR``,
+    ``do { int e = call; if (e) ERR } while (0)``). The error branch ERR is dead there, since
+    the call returns 0: on success the statement only runs ``call``, so dropping or
+    rewriting the statement is dropping or rewriting the call."""
+    inner = None
+    if isinstance(stmt, c_ast.FuncCall) and isinstance(stmt.name, c_ast.ID) \
+            and stmt.name.name in wrappers and len(_args(stmt)) == 1:
+        inner = _call_of(_args(stmt)[0])
+    elif isinstance(stmt, (c_ast.If, c_ast.DoWhile, c_ast.Compound)):
+        inner = _call_of(_checked_expr(stmt))
+    if inner is not None and canon.call_name(inner) in _SUCCEEDING:
+        return inner
+    return stmt
+
+
 class _Buf:
     def __init__(self, name, decl, decl_idx):
         self.name, self.decl, self.decl_idx = name, decl, decl_idx
@@ -141,9 +257,11 @@ def _analyse(program, ast):
         if b is not None and b.other is None:
             b.other = node
 
+    wrappers = _status_wrappers(program.facts)
     for i, s in enumerate(items):
         if i in {b.decl_idx for b in bufs.values()} and isinstance(s, c_ast.Decl) and s.name in bufs:
             continue
+        s = _unwrap(s, wrappers)
         call = _call_of(s)
         name = canon.call_name(call) if call is not None else None
         args = _args(call) if call is not None else []
@@ -347,6 +465,25 @@ def _written_except_readonly_args(fdef, name, defs, depth) -> set[str]:
     return out
 
 
+def _write_targets(body) -> set[int]:
+    """ids of the nodes an assignment, ``++`` / ``--`` or ``&`` may write or expose through:
+    each such lvalue and the array / ``.`` struct bases it is made of (``(*q)[i] = v`` writes
+    through ``*q``)."""
+    out = set()
+    for n in canon.walk(body):
+        if isinstance(n, c_ast.Assignment):
+            lv = n.lvalue
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+            lv = n.expr
+        else:
+            continue
+        while lv is not None:
+            out.add(id(lv))
+            lv = lv.name if isinstance(lv, c_ast.ArrayRef) or \
+                (isinstance(lv, c_ast.StructRef) and lv.type == ".") else None
+    return out
+
+
 def _param_written(fdef, name, defs, depth) -> bool:
     """May ``fdef`` write through its pointer parameter ``name``? A whole-argument pass to a
     helper defined in the file is followed into the helper (a few levels deep)."""
@@ -363,12 +500,17 @@ def _param_written(fdef, name, defs, depth) -> bool:
                     and "const" in (t.type.quals or []):
                 const_views.add(n.name)
     # any mention other than the base of an rvalue subscript may alias / escape
+    targets = _write_targets(fdef.body)
     ok = set()
     for n in canon.walk(fdef.body):
         if isinstance(n, c_ast.StructRef):
             ok.add(id(n.field))                       # a field name, not the parameter
-        elif isinstance(n, c_ast.ArrayRef) and _id(n.name) == name:
-            ok |= {id(m) for m in canon.walk(n.name)}
+        elif isinstance(n, c_ast.ArrayRef) and _id(n.name) == name and id(n) not in targets:
+            ok |= {id(m) for m in canon.walk(n.name)}   # (a store ((T *) p)[i] = v is a write)
+        elif isinstance(n, c_ast.UnaryOp) and n.op == "*" and id(n) not in targets:
+            base = _derived_base(n.expr, name)        # *(p + off) read (the lift of __ldg)
+            if base is not None:
+                ok.add(id(base))
         elif isinstance(n, c_ast.Decl) and n.init is not None and n.name in const_views:
             ok |= {id(m) for m in canon.walk(n.init)}  # const T *row = p + off: read-only view
         elif (isinstance(n, c_ast.Assignment) and n.op == "="
@@ -400,10 +542,12 @@ def _rewrite(program, ast, plan):
         if b.free is not None:
             drop.add(b.free)
     mapping = {n: c_ast.ID(h) for n, (h, _) in plan.items()}
+    wrappers = _status_wrappers(program.facts)
     out = []
     for i, s in enumerate(items):
         if i in drop:
             continue
+        s = _unwrap(s, wrappers)      # the other checked runtime calls: M(call); -> call;
         out.append(canon.substitute(s, mapping) if canon.ids_in(s) & set(mapping) else s)
     fdef.body.block_items = out
 
