@@ -2084,6 +2084,13 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
     if p is not None:
         best = _poly_bound(p, acc, True)
         if best is not None:
+            if any(g[0] in ("<", "<=") and to_poly(g[2]) is None
+                   for g in _conjuncts(acc.guards)):
+                # a guard that ``_poly_bound`` cannot use (``j < min(N - j0, 16)``, a masked
+                # column tail): its min-list bound, when provably smaller
+                g = _guarded_minlist_max(acc)
+                picked = _pick(best, g, smaller=True) if g is not None else best
+                best = picked if isinstance(picked, Poly) else best
             return best
     ix = acc.index
     if ix[0] in ("/", "fdiv") and ix[2][0] == "c" and ix[2][1] > 0:

@@ -60,27 +60,38 @@ def _const(e) -> int | None:
     return None
 
 
-def _step(nxt, var) -> int | None:
+def _named_const(e, consts: dict | None) -> int | None:
+    """An integer literal, or the name of a file-scope integer constant (``constexpr int MR =
+    4;``: ``program.facts["constants"]``) that no local or parameter of the entry shadows
+    (the caller passes only the unshadowed ones)."""
+    c = _const(e)
+    if c is None and consts and isinstance(e, c_ast.ID):
+        v = consts.get(e.name)
+        c = v if isinstance(v, int) and not isinstance(v, bool) else None
+    return c
+
+
+def _step(nxt, var, consts: dict | None = None) -> int | None:
     match nxt:
         case c_ast.UnaryOp(op=op, expr=c_ast.ID(name=n)) if n == var and op in ("++", "p++"):
             return 1
         case c_ast.Assignment(op="+=", lvalue=c_ast.ID(name=n), rvalue=r) if n == var:
-            c = _const(r)
+            c = _named_const(r, consts)
             return c if c is not None and c > 0 else None
     return None
 
 
-def _bound(cond, var):
+def _bound(cond, var, consts: dict | None = None):
     """(exclusive bound expression of var) from ``var < B``, ``var <= B``, ``var + c <= B``,
-    ``var + c < B``, plus (c, op) for the closed forms."""
+    ``var + c < B``, plus (c, op) for the closed forms (``c`` a literal or a named constant)."""
     if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<="):
         return None
     l, r = cond.left, cond.right
     if isinstance(l, c_ast.ID) and l.name == var:
         c = 0
     elif isinstance(l, c_ast.BinaryOp) and l.op == "+" and isinstance(l.left, c_ast.ID) and \
-            l.left.name == var and _const(l.right) is not None:
-        c = _const(l.right)
+            l.left.name == var and _named_const(l.right, consts) is not None:
+        c = _named_const(l.right, consts)
     else:
         return None
     if var in canon.ids_in(r) or canon.has_side_effects(r):
@@ -115,15 +126,21 @@ def _final(e0, bound, c: int, op: str, s: int):
 
 
 class _Canon:
-    def __init__(self, fdef):
+    def __init__(self, fdef, constants: dict | None = None):
         self.counter = 0
         self.done = 0
         self.reasons: list = []
         self.decl_types: dict[str, str] = {}
+        declared: set = set()
+        for n in canon.walk(fdef):
+            if isinstance(n, c_ast.Decl) and n.name:
+                declared.add(n.name)
         for n in canon.walk(fdef.body):
             if isinstance(n, c_ast.Decl) and n.name and isinstance(n.type, c_ast.TypeDecl):
                 t = " ".join(canon.type_words(n.type))
                 self.decl_types[n.name] = t if self.decl_types.get(n.name, t) == t else "?"
+        # file-scope named constants usable as a step / offset (not shadowed in the entry)
+        self.consts = {k: v for k, v in (constants or {}).items() if k not in declared}
 
     def items(self, items: list) -> list:
         out: list = []
@@ -282,8 +299,8 @@ class _Canon:
         if e0 is None or canon.has_side_effects(e0):
             self.reasons.append(("the loop variable's value on entry is not known", s))
             return None
-        st = _step(nxt, var)
-        b = _bound(s.cond, var)
+        st = _step(nxt, var, self.consts)
+        b = _bound(s.cond, var, self.consts)
         if st is None or b is None:
             self.reasons.append(("the loop is not 'v < B' / 'v + c <= B' with a positive constant step", s))
             return None
@@ -380,7 +397,7 @@ def _run(program, ast):
     fdef = canon.entry_def(ast, program.entry.name) if program.entry else None
     if fdef is None:
         return None
-    cz = _Canon(fdef)
+    cz = _Canon(fdef, program.facts.get("constants"))
     fdef.body.block_items = cz.items(list(fdef.body.block_items or []))
     return cz
 

@@ -79,6 +79,8 @@ class _Simplifier:
     def __init__(self, program, fdef):
         globals_ = canon.file_scope_decls(program.ast)
         self.scopes = canon.Scopes(globals_)
+        self.globals = globals_
+        self.constants = program.facts.get("constants") or {}
         self.written = canon.written_names(fdef.body)
         self.loops: list[tuple[str, int, c_ast.For]] = []     # (var, trip bound, node)
         self.done = 0
@@ -125,9 +127,9 @@ class _Simplifier:
         if not isinstance(cond, c_ast.BinaryOp):
             return None
         if cond.op == ">=":
-            L, W = cond.left, _const(cond.right)
+            L, W = cond.left, self.width(cond.right)
         elif cond.op == "<=":
-            L, W = cond.right, _const(cond.left)
+            L, W = cond.right, self.width(cond.left)
         else:
             return None
         if W is None or W not in (8, 16, 32, 64):
@@ -153,6 +155,17 @@ class _Simplifier:
         if canon.has_side_effects(L) or (canon.ids_in(L) & self.written_not_loops()):
             return None
         return (L, W)
+
+    def width(self, e) -> int | None:
+        """A literal, or a file-scope named constant (``constexpr int NR = 16;``) that no local
+        shadows."""
+        c = _const(e)
+        e = _strip_int_casts(e)
+        if c is None and isinstance(e, c_ast.ID) and \
+                self.scopes.get(e.name) is self.globals.get(e.name):
+            v = self.constants.get(e.name)
+            c = v if isinstance(v, int) and not isinstance(v, bool) else None
+        return c
 
     def bare_tail(self, mask):
         """(L, W, 'bare') when ``mask`` is the unguarded ``(1u << L) - 1u`` (``1ull``/``1ul``: W = 64;
