@@ -1,37 +1,42 @@
-"""constant_symbols: ``__constant__`` arrays filled by copy-to-symbol -> read-only kernel parameters.
+"""constant_symbols: ``__constant__`` symbols filled by copy-to-symbol -> read-only parameters.
 
 Summary
-    After ``loop_recovery`` a file-scope ``__constant__`` (or ``__device__``) array that the
-    host fills with ``cudaMemcpyToSymbol`` / ``hipMemcpyToSymbol`` (``HIP_SYMBOL(x)`` too) is
-    a plain global ``T S[N]`` that the entry writes with ``xp_memcpy((char *) &S, P, n)`` and
-    the lifted kernels read. Global state is what the lowering (``task_bind``) cannot move to
-    the device, so this pass makes the dependence explicit: every function that reads ``S``
-    (the kernels, and the device functions they call on the way to a read) gets a first
-    parameter ``const T *S`` (``const T (*S)[M]`` for a 2-D array, so ``S[i][j]`` keeps its
-    meaning); calls between them pass it on, and the entry's calls pass the host buffer ``P``
-    the copy read from. The copy and the global are dropped. The rest of the route (devtemp,
-    inline, task_bind, tensorize_bang) then sees an ordinary read-only input buffer, which
-    BANG keeps in GDRAM or stages into NRAM like any other input.
+    After ``loop_recovery`` a file-scope ``__constant__`` array (or scalar, or struct) that
+    the host fills with ``cudaMemcpyToSymbol`` / ``hipMemcpyToSymbol`` (``HIP_SYMBOL(x)``
+    too) is a plain global ``T S[N]`` that the entry writes with ``xp_memcpy((char *) &S, P,
+    n)`` and the lifted kernels read. Global state is what the lowering (``task_bind``)
+    cannot move to the device, so this pass makes the dependence explicit: every function
+    that reads ``S`` (the kernels, and the device functions they call on the way to a read)
+    gets a first parameter ``const T *S`` (``const T (*S)[M]`` for a 2-D array, so
+    ``S[i][j]`` keeps its meaning; ``const T S`` for a scalar or struct symbol); calls between
+    them pass it on, and the entry's calls pass what the copy read: the parameter ``P`` or
+    local array ``h`` it read from, or the value ``v`` of ``&v``. The copy and the global
+    are dropped. The rest of the route (devtemp, inline, task_bind, tensorize_bang) then sees
+    an ordinary read-only input buffer (or scalar), which BANG keeps in GDRAM or stages into
+    NRAM like any other input.
 Requires
     1. The program has an entry function definition  [XP-CONSTSYM-001].
-    2. The entry copies to at least one file-scope array by an ``xp_memcpy`` whose
-       destination is ``&S`` / ``S`` (the lift of a copy-to-symbol)  [XP-CONSTSYM-002].
-    3. For every such array (all or nothing): exactly one copy, a top-level statement of the
-       entry, covering the whole array (offset 0 and byte count = ``sizeof(S)``, both constant
-       expressions over the file's named constants); the entry uses ``S`` nowhere else (no
-       copy back from the symbol, no host access); no function writes ``S``, takes its
-       address or passes it on as an argument; no file-scope initialiser reads it; the array
-       has no initialiser of its own and an element type of known size  [XP-CONSTSYM-003].
+    2. The entry copies to at least one file-scope array, scalar or struct by an ``xp_memcpy``
+       whose destination is ``&S`` / ``S`` (the lift of a copy-to-symbol)  [XP-CONSTSYM-002].
+    3. For every such symbol (all or nothing): exactly one copy, a top-level statement of the
+       entry, covering the whole symbol (offset 0 and byte count = ``sizeof(S)``: constant
+       expressions over the file's named constants, or ``sizeof`` of ``S`` or of its type);
+       the entry uses ``S`` nowhere else (no copy back from the symbol, no host access); no
+       function writes ``S``, takes its address or passes it on as an argument; no
+       file-scope initialiser reads it; the symbol has no initialiser of its own; an array
+       has constant dimensions and an element type of known size  [XP-CONSTSYM-003].
     4. No top-level statement before the copy calls, directly or through other functions, a
        function that reads ``S`` (a read before it is filled would see the zero-initialised
        symbol, which a parameter cannot reproduce)  [XP-CONSTSYM-004].
-    5. The copy's source is a pointer parameter ``P`` of the entry whose pointee type is the
-       element type of ``S`` (or ``void``), used nowhere else in the entry (so nothing the
-       entry does can change what the kernels read; parameters do not alias, as for
-       ``devcopy``)  [XP-CONSTSYM-005].
+    5. The copy's source is, for an array ``S``, a pointer parameter ``P`` of the entry whose
+       pointee type is the element type of ``S`` (or ``void``), or a top-level local array of
+       the same element type and dimensions; for a scalar or struct ``S``, ``&v`` of a
+       parameter or top-level local ``v`` of the same type. No statement after the copy uses
+       the source (so what the kernels read is what the copy read; parameters do not alias,
+       as for ``devcopy``)  [XP-CONSTSYM-005].
 Guarantees
     Same outputs on the virtual device: each kernel reads the bytes the copy would have put
-    into ``S``, from ``P`` itself. No function reads a global array written by the host.
+    into ``S``, from the copy's source itself. No function reads a global the host writes.
     With ``extents``, ``#pragma xpiler extent(P, BYTES)`` records the bytes the copy read.
 Options
     extents (false): record ``#pragma xpiler extent(P, BYTES)`` for the lowering, like
@@ -62,8 +67,10 @@ class _Symbol:
     name: str
     decl: c_ast.Decl
     copies: list = field(default_factory=list)      # (top-level index | None, xp_memcpy call)
-    param: str | None = None                         # the copy's source parameter
-    param_decl: c_ast.Decl | None = None
+    param: str | None = None                         # the copy's source variable
+    arg: c_ast.Node | None = None                    # what the entry passes
+    kind: str = ""                                   # param | local | value
+    param_decl_type: c_ast.Node | None = None        # the pointee TypeDecl of a ``param``
     nbytes: int | None = None
     readers: set = field(default_factory=set)        # functions that must receive the buffer
 
@@ -174,33 +181,104 @@ def _param_decls(fdef) -> list:
     return [p for p in (args.params if args else []) if isinstance(p, c_ast.Decl) and p.name]
 
 
+def _objects(ast) -> dict[str, c_ast.Decl]:
+    """File-scope variable definitions that can be symbols: arrays and plain (scalar or
+    struct) variables, not ``extern``."""
+    return {e.name: e for e in ast.ext if isinstance(e, c_ast.Decl) and e.name and
+            isinstance(e.type, (c_ast.ArrayDecl, c_ast.TypeDecl)) and
+            "extern" not in (e.storage or [])}
+
+
+def _sizeof_is(e, decl) -> bool:
+    """``e`` is ``sizeof(S)`` or ``sizeof(T)`` for the type ``T`` of the non-array ``S``."""
+    e = _strip(e)
+    if not (isinstance(e, c_ast.UnaryOp) and e.op == "sizeof"):
+        return False
+    x = e.expr
+    if isinstance(_strip(x), c_ast.ID):
+        return _strip(x).name == decl.name
+    return isinstance(x, c_ast.Typename) and isinstance(x.type, c_ast.TypeDecl) and \
+        isinstance(decl.type, c_ast.TypeDecl) and \
+        canon.type_words(x.type) == canon.type_words(decl.type) and \
+        type(x.type.type) is type(decl.type.type)
+
+
+def _source(s, call, k, entry_params, top_decls, fold):
+    """(variable, argument, kind) the kernels read instead of ``s`` - ``kind`` ``param`` (a
+    pointer parameter ``P``: pass ``P``), ``local`` (a local array of the same shape: pass
+    it) or ``value`` (``&v`` of a scalar / struct parameter or local: pass ``v`` by value) -
+    or (None, reason, None)."""
+    src = _strip(call.args.exprs[1])
+    where = f"'{s.name}'"
+    if isinstance(s.decl.type, c_ast.ArrayDecl):
+        sw = canon.type_words(_elem(s.decl))
+        if not isinstance(src, c_ast.ID):
+            return None, f"the copy to {where} does not read a pointer parameter or a local " \
+                         "array of the entry", None
+        p = entry_params.get(src.name)
+        if p is not None and isinstance(p.type, c_ast.PtrDecl) and \
+                isinstance(p.type.type, c_ast.TypeDecl):
+            pw = canon.type_words(p.type.type)
+            if pw not in (sw, ["void"]):
+                return None, f"the copy to {where} reads '{p.name}' of type {' '.join(pw)} *, " \
+                             f"not {' '.join(sw)} *", None
+            s.param_decl_type = p.type.type
+            return p.name, c_ast.ID(p.name), "param"
+        d = top_decls.get(src.name)
+        if d is not None and d[0] < k and isinstance(d[1].type, c_ast.ArrayDecl) and \
+                canon.type_words(_elem(d[1])) == sw and \
+                [fold(x) for x in (_dims(d[1]) or [None])] == [fold(x) for x in _dims(s.decl)]:
+            return src.name, c_ast.ID(src.name), "local"
+        return None, f"the copy to {where} reads '{getattr(src, 'name', '?')}', which is not a " \
+                     "pointer parameter or a top-level local array of the same shape", None
+    if isinstance(src, c_ast.UnaryOp) and src.op == "&" and isinstance(_strip(src.expr), c_ast.ID):
+        v = _strip(src.expr).name
+        d = entry_params.get(v)
+        if d is None and v in top_decls and top_decls[v][0] < k:
+            d = top_decls[v][1]
+        if d is not None and isinstance(d.type, c_ast.TypeDecl) and \
+                canon.type_words(d.type) == canon.type_words(s.decl.type) and \
+                type(d.type.type) is type(s.decl.type.type):
+            return v, c_ast.ID(v), "value"
+        return None, f"the copy to {where} reads '&{v}', which is not a parameter or top-level " \
+                     f"local of the type of {where}", None
+    return None, f"the copy to {where} does not read '&v' of a parameter or local", None
+
+
 def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Node | None]]]:
-    """(the arrays to turn into parameters, [(code, message, node)] problems): the legality
+    """(the symbols to turn into parameters, [(code, message, node)] problems): the legality
     of the pass; ``ast`` is not changed."""
     fdef = canon.entry_def(ast, program.entry.name)
-    arrays = {e.name: e for e in ast.ext if isinstance(e, c_ast.Decl) and e.name and
-              isinstance(e.type, c_ast.ArrayDecl) and "extern" not in (e.storage or [])}
+    objects = _objects(ast)
     funcs = {n: f for n, f in canon.func_defs(ast).items() if f is not fdef}
     problems: list = []
     syms: dict[str, _Symbol] = {}
-    top = {id(s): k for k, s in enumerate(fdef.body.block_items or [])}
+    items = list(fdef.body.block_items or [])
+    top = {id(s): k for k, s in enumerate(items)}
+    top_decls = {s.name: (k, s) for k, s in enumerate(items)
+                 if isinstance(s, c_ast.Decl) and s.name}
     for n in canon.walk(fdef.body):
         if not (isinstance(n, c_ast.FuncCall) and canon.call_name(n) == COPY and n.args and
                 len(n.args.exprs) == 3):
             continue
-        ref = _symbol_ref(n.args.exprs[0], arrays)
+        ref = _symbol_ref(n.args.exprs[0], objects)
         if ref is not None:
-            s = syms.setdefault(ref[0], _Symbol(ref[0], arrays[ref[0]]))
+            s = syms.setdefault(ref[0], _Symbol(ref[0], objects[ref[0]]))
             s.copies.append((top.get(id(n)), n, ref[1]))
     if not syms:
-        return [], [("XP-CONSTSYM-002", "the entry copies into no file-scope array (no "
+        return [], [("XP-CONSTSYM-002", "the entry copies into no file-scope variable (no "
                      "copy-to-symbol)", None)]
-    sizes = {}
     fold0 = _Fold(program, {})
-    for name, d in arrays.items():
-        b = _array_bytes(d, fold0)
+    sizes = {}
+    for name, d in objects.items():
+        b = _array_bytes(d, fold0) if isinstance(d.type, c_ast.ArrayDecl) else \
+            canon.scalar_bytes(canon.type_words(d.type)) \
+            if isinstance(d.type.type, c_ast.IdentifierType) else None
         if b is not None:
             sizes[name] = b
+    for name, (_, d) in top_decls.items():               # sizeof(h) of a local source array
+        if isinstance(d.type, c_ast.ArrayDecl) and _array_bytes(d, fold0) is not None:
+            sizes[name] = _array_bytes(d, fold0)
     fold = _Fold(program, sizes)
     entry_params = {p.name: p for p in _param_decls(fdef)}
     # who calls whom, among the non-entry functions
@@ -221,7 +299,7 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
             problems.append(("XP-CONSTSYM-003", f"{where} has an initialiser", s.decl))
             continue
         s.nbytes = sizes.get(name)
-        if s.nbytes is None:
+        if s.nbytes is None and isinstance(s.decl.type, c_ast.ArrayDecl):
             problems.append(("XP-CONSTSYM-003", f"the size of {where} is not a constant over "
                              "scalar elements", s.decl))
             continue
@@ -230,34 +308,28 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
                              call))
             continue
         n = fold(call.args.exprs[2])
-        if n != s.nbytes:
+        if not (n is not None and n == s.nbytes or _sizeof_is(call.args.exprs[2], s.decl)):
             problems.append(("XP-CONSTSYM-003", f"partial copy to {where}: "
                              f"{'an unknown number of' if n is None else n} bytes of "
-                             f"{s.nbytes}", call))
+                             f"{s.nbytes if s.nbytes is not None else 'sizeof(' + name + ')'}",
+                             call))
             continue
         uses = _accesses(fdef.body, name)
         if uses != 1:
             problems.append(("XP-CONSTSYM-003", f"the entry uses {where} other than by the "
                              "copy-to-symbol (a copy back or a host access)", call))
             continue
-        src = _strip(call.args.exprs[1])
-        p = entry_params.get(src.name) if isinstance(src, c_ast.ID) else None
-        if p is None or not isinstance(p.type, c_ast.PtrDecl) or \
-                not isinstance(p.type.type, c_ast.TypeDecl):
-            problems.append(("XP-CONSTSYM-005", f"the copy to {where} does not read a pointer "
-                             "parameter of the entry", call))
+        var, arg, kind = _source(s, call, k, entry_params, top_decls, fold)
+        if var is None:
+            problems.append(("XP-CONSTSYM-005", arg, call))
             continue
-        pw, sw = canon.type_words(p.type.type), canon.type_words(_elem(s.decl))
-        if pw not in (sw, ["void"]):
-            problems.append(("XP-CONSTSYM-005", f"the copy to {where} reads '{p.name}' of "
-                             f"type {' '.join(pw)} *, not {' '.join(sw)} *", call))
+        later = [st for st in items[k + 1:] if _accesses(st, var)]
+        if later or _accesses(call, var) != 1:
+            problems.append(("XP-CONSTSYM-005", f"'{var}', the source of the copy to {where}, is "
+                             "used after the copy (the kernels must see the copied value)",
+                             later[0] if later else call))
             continue
-        puses = _accesses(fdef.body, p.name)
-        if puses != 1:
-            problems.append(("XP-CONSTSYM-005", f"'{p.name}', the source of the copy to {where}, "
-                             "is also used elsewhere in the entry", call))
-            continue
-        s.param, s.param_decl = p.name, p
+        s.param, s.arg, s.kind = var, arg, kind
         bad = _device_misuse(name, funcs, ast, fdef)
         if bad:
             problems.append(("XP-CONSTSYM-003", bad[0], bad[1]))
@@ -270,7 +342,7 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
             readers |= more
             changed = bool(more)
         s.readers = readers
-        for j, st in enumerate(fdef.body.block_items[:k]):
+        for j, st in enumerate(items[:k]):
             hit = _calls(st) & readers
             if hit:
                 problems.append(("XP-CONSTSYM-004", f"{sorted(hit)[0]} reads {where} before "
@@ -299,7 +371,8 @@ def _device_misuse(name, funcs, ast, fdef) -> tuple[str, c_ast.Node] | None:
                     canon.lvalue_root(x.expr) == name:
                 return f"{f} writes or takes the address of '{name}'", x
             if isinstance(x, c_ast.FuncCall) and x.args and \
-                    any(canon.lvalue_root(_strip(a)) == name and not isinstance(_strip(a), c_ast.ArrayRef)
+                    any(canon.lvalue_root(_strip(a)) == name and
+                        not isinstance(_strip(a), c_ast.ArrayRef)
                         for a in x.args.exprs):
                 return f"{f} passes '{name}' to {canon.call_name(x)}", x
     for e in ast.ext:
@@ -310,7 +383,13 @@ def _device_misuse(name, funcs, ast, fdef) -> tuple[str, c_ast.Node] | None:
 
 
 def _param_type(decl) -> c_ast.Node:
-    """``const T *S`` (``const T (*S)[b]...`` for more dimensions) from ``T S[a][b]...``."""
+    """``const T *S`` (``const T (*S)[b]...`` for more dimensions) from ``T S[a][b]...``;
+    ``const T S`` from a scalar or struct ``T S``."""
+    if isinstance(decl.type, c_ast.TypeDecl):
+        t = copy.deepcopy(decl.type)
+        t.quals = list(dict.fromkeys(list(t.quals or []) + ["const"]))
+        t.declname = decl.name
+        return t
     t = copy.deepcopy(decl.type.type)                # drop the outer dimension
     inner = t
     while isinstance(inner, c_ast.ArrayDecl):
@@ -336,8 +415,10 @@ def _rewrite(program, ast, syms, extents: bool) -> None:
     for s in syms:
         ptype = _param_type(s.decl)
         pdecl = c_ast.Decl(s.name, [], [], [], [], ptype, None, None)
-        simple = _dims(s.decl) and len(_dims(s.decl)) == 1 and \
-            canon.type_words(s.param_decl.type.type) == canon.type_words(_elem(s.decl))
+        dims = _dims(s.decl) if isinstance(s.decl.type, c_ast.ArrayDecl) else None
+        # a 1-D array from a pointer / array of its element type, or a value: no cast
+        cast = dims is not None and (len(dims) > 1 or s.kind == "param" and canon.type_words(
+            s.param_decl_type) != canon.type_words(_elem(s.decl)))
         for e in ast.ext:
             fd = e.decl if isinstance(e, c_ast.FuncDef) else e
             if isinstance(fd, c_ast.Decl) and fd.name in s.readers and \
@@ -354,30 +435,31 @@ def _rewrite(program, ast, syms, extents: bool) -> None:
             inside = e is fdef
             for x in canon.walk(e.body):
                 if isinstance(x, c_ast.FuncCall) and canon.call_name(x) in s.readers:
-                    arg = c_ast.ID(s.param) if inside else c_ast.ID(s.name)
-                    if inside and not simple:
+                    arg = copy.deepcopy(s.arg) if inside else c_ast.ID(s.name)
+                    if inside and cast:
                         arg = _cast_to(ptype, arg)
                     x.args = c_ast.ExprList([arg] + list(x.args.exprs if x.args else []))
     names = {s.name for s in syms}
     ast.ext = [e for e in ast.ext if not (isinstance(e, c_ast.Decl) and e.name in names and
-                                          isinstance(e.type, c_ast.ArrayDecl))]
+                                          isinstance(e.type, (c_ast.ArrayDecl, c_ast.TypeDecl)))]
     if extents:
         at = next(k for k, e in enumerate(ast.ext) if e is fdef)
-        for s in sorted(syms, key=lambda s: s.param):
+        for s in sorted((s for s in syms if s.kind == "param"), key=lambda s: s.param):
             ast.ext.insert(at, c_ast.Pragma(f"{EXTENT_PRAGMA}({s.param}, {s.nbytes})"))
 
 
 @register(PassInfo(
     name=NAME,
-    summary="file-scope arrays filled by one whole copy-to-symbol from an entry pointer "
-            "parameter -> a read-only parameter of the kernels that read them",
+    summary="__constant__ symbols filled by one whole copy-to-symbol -> a read-only "
+            "parameter of the kernels that read them (the buffer or value the copy read)",
     requires=("an entry function definition (XP-CONSTSYM-001)",
               "the entry copies into a file-scope array (XP-CONSTSYM-002)",
-              "one whole top-level copy per array, no other host use, no device write or "
+              "one whole top-level copy per symbol, no other host use, no device write or "
               "address, no initialiser (XP-CONSTSYM-003)",
               "no reader called before the copy (XP-CONSTSYM-004)",
-              "the source is an entry pointer parameter of the element type, used only by "
-              "the copy (XP-CONSTSYM-005)"),
+              "the source is an entry pointer parameter or local array of the element type, "
+              "or &v of a parameter / local of the symbol's type, unused after the copy "
+              "(XP-CONSTSYM-005)"),
     guarantees=("same outputs on the virtual device",
                 "no function reads a global array the host writes; kernels read the "
                 "parameter the copy read"),

@@ -105,7 +105,8 @@ def _codes(src):
     ("readback", "XP-CONSTSYM-003"),         # cudaMemcpyFromSymbol
     ("device_write", "XP-CONSTSYM-003"),     # the kernel writes the symbol
     ("launch_first", "XP-CONSTSYM-004"),     # read before it is filled
-    ("host_local", "XP-CONSTSYM-005"),       # source is not an entry parameter
+    ("local_reused", "XP-CONSTSYM-005"),     # the source changes after the copy
+    ("expression", "XP-CONSTSYM-005"),       # the source is no variable
     ("none", "XP-CONSTSYM-002"),             # nothing to do
 ])
 def test_refusals(variant, code):
@@ -126,9 +127,11 @@ def test_refusals(variant, code):
         kernel = KERNEL.replace("y[i] = s;", "y[i] = s; c_w[0] = s;")
     elif variant == "launch_first":
         before = "conv<<<(n + 63) / 64, 64>>>(d_y, d_x, n);"
-    elif variant == "host_local":
+    elif variant == "local_reused":
         copy = "float h[TAPS]; for (int k = 0; k < TAPS; k++) h[k] = w[k]; " \
-               "cudaMemcpyToSymbol(c_w, h, TAPS * sizeof(float));"
+               "cudaMemcpyToSymbol(c_w, h, TAPS * sizeof(float)); h[0] = 0;"
+    elif variant == "expression":
+        copy = "cudaMemcpyToSymbol(c_w, w + 1, TAPS * sizeof(float));"
     elif variant == "none":
         kernel = KERNEL.replace("tap(k)", "1.0f")
         copy = ""
@@ -163,15 +166,80 @@ extern "C" void conv1d(const float* x, const float* w, float* y, int n) {
 
 
 @pytest.mark.slow
-def test_cuda_conv1d_with_constant_filter_to_bang_is_verified(tmp_path):
-    src, out = tmp_path / "conv1d.cu", tmp_path / "conv1d.mlu"
-    src.write_text(CONV)
-    rep = tr.translate(str(src), "bang", str(out),
-                       arg_specs=parse_arg_specs(["x=random:260", "w=random:5", "y=zeros:256", "n=256"]))
+@pytest.mark.parametrize("case", ["conv1d", "values"])
+def test_cuda_constant_symbols_to_bang_are_verified(case, tmp_path):
+    # conv1d: a 1-D convolution whose filter is a __constant__ array filled from a parameter;
+    # values: a filter computed on the host in a local array, plus scalar and struct symbols
+    src, out = tmp_path / f"{case}.cu", tmp_path / f"{case}.mlu"
+    src.write_text(CONV if case == "conv1d" else VALUES)
+    specs = ["x=random:260", "w=random:5", "y=zeros:256", "n=256"] if case == "conv1d" else \
+        ["x=random:260", "y=zeros:256", "scale=1.5", "n=256"]
+    rep = tr.translate(str(src), "bang", str(out), arg_specs=parse_arg_specs(specs))
     assert rep.status == "verified", (rep.message, [(s.name, s.status, s.message[:200])
                                                     for s in rep.steps])
     steps = {s.name: s.status for s in rep.steps}
     assert steps["constant_symbols"] == "verified" and steps["task_bind"] == "verified"
     text = out.read_text()
     assert "__mlu_global__" in text and "taskDim" in text
-    assert "c_k[" not in text                       # the filter is the parameter w on the device
+    assert "c_k[" not in text and "c_w[" not in text     # no symbol left: parameters on the device
+
+
+VALUES = """#include <cuda_runtime.h>
+#define TAPS 5
+struct Affine { float a; float b; };
+__constant__ float c_w[TAPS];
+__constant__ float c_scale;
+__constant__ int c_off;
+__constant__ Affine c_aff;
+__global__ void smooth_k(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float s = 0.0f;
+    for (int t = 0; t < TAPS; ++t) s += x[i + t] * c_w[t];
+    y[i] = c_aff.a * (c_scale * s + c_off) + c_aff.b;
+  }
+}
+extern "C" void smooth(const float* x, float* y, float scale, int n) {
+  float h[TAPS];
+  for (int t = 0; t < TAPS; ++t) h[t] = (1.0f + t * (TAPS - 1 - t)) * 0.0625f;
+  const int off = 3;
+  Affine aff;
+  aff.a = 0.5f;
+  aff.b = -1.0f;
+  float *d_x, *d_y;
+  cudaMalloc((void**)&d_x, (n + TAPS - 1) * sizeof(float));
+  cudaMalloc((void**)&d_y, n * sizeof(float));
+  cudaMemcpy(d_x, x, (n + TAPS - 1) * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpyToSymbol(c_w, h, sizeof(h));
+  cudaMemcpyToSymbol(c_scale, &scale, sizeof(float));
+  cudaMemcpyToSymbol(c_off, &off, sizeof(c_off));
+  cudaMemcpyToSymbol(c_aff, &aff, sizeof(Affine));
+  smooth_k<<<(n + 127) / 128, 128>>>(d_y, d_x, n);
+  cudaMemcpy(y, d_y, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_x);
+  cudaFree(d_y);
+}
+"""
+
+
+@pytest.mark.slow          # two builds for the virtual device (4-8 s)
+def test_local_array_scalar_and_struct_symbols_verify(tmp_path):
+    prog, lifted = _lift(VALUES)
+    out = run_pass("constant_symbols", lifted)
+    text = platforms.module("vnni", "backend").emit(out)
+    for gone in ("float c_w[", "float c_scale;", "int c_off;", "Affine c_aff;"):
+        assert gone not in text, text
+    assert "const float c_scale" in text and "const Affine c_aff" in text
+    assert "smooth_k(aff, off, scale, h, y, x, n," in text      # values by value, h decays
+    n = 200
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal(n + 4).astype(np.float32), np.zeros(n, np.float32), 1.5, n]
+    sp, tp = tmp_path / "k.cu", tmp_path / "k.cpp"
+    sp.write_text(VALUES)
+    tp.write_text(text)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(sp, args=want, program=prog)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(tp, args=got, source=text, strict=True)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert np.any(want[1] != 0)
