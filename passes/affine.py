@@ -123,6 +123,7 @@ class Access:
     owners: dict = field(default_factory=dict)   # local uid -> owners (for opaque locals)
     byte_index: IR = None          # reinterpreting access (``((uint8_t *) p)[j]``): first byte
     width: int = 0                 # ... and the number of bytes it covers (index is then None)
+    facts: tuple = ()              # invariants that hold where it runs (running counters' bounds)
 
 
 @dataclass
@@ -1232,8 +1233,91 @@ def analyze(program) -> NestInfo:
     w.visit(fdef.body)
     for name, node in w.top_calls:
         w.problems.append(("XP-BIND-003", f"call to '{name}' whose effects are unknown", node))
+    _counter_facts(fdef, w.all_loops, w.writes)
     return NestInfo(fdef, w.params, w.all_loops, w.top, w.accesses,
                     {id(l.node): l for l in w.all_loops}, w.problems, w.locals)
+
+
+def _literal(e) -> int | None:
+    while isinstance(e, c_ast.Cast):
+        e = e.expr
+    if isinstance(e, c_ast.Constant) and e.type == "int":
+        try:
+            return int(e.value.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+    return None
+
+
+def _counter_facts(fdef, loops, writes: dict) -> None:
+    """Bounds of running counters, attached to the accesses of their loop (``Access.facts``).
+
+    A counter of a canonical loop ``L`` (positive step ``s``, start ``a``) is an integer local
+    declared with a literal ``k0 >= 0`` as an earlier statement of the block that holds
+    ``L``, written only in ``L``'s body, outside any loop nested in it: by exactly one
+    increment (``++c``, ``c++``, ``c += 1``) and by resets ``c = k`` (literals ``k >= 0``).
+    Each execution of that block runs the declaration before ``L``, and each iteration
+    increments at most once, so in the iteration ``v`` (after ``(v - a) / s`` earlier ones)
+    ``min(k0, k...) <= c <= max(k0, k...) + (v - a) / s + 1`` anywhere in the loop (the
+    staging counter of a flush-every-8-rows gather: ``staged <= i + 1``). Nothing is
+    attached when the function has goto, labels or switch cases (a jump could skip the
+    declaration or repeat an increment)."""
+    if any(isinstance(n, (c_ast.Goto, c_ast.Label, c_ast.Case, c_ast.Default))
+           for n in _walk_nodes(fdef)):
+        return
+    parents = _parents(fdef)
+    for lp in loops:
+        if not lp.canonical or lp.step <= 0 or lp.start is None:
+            continue
+        nested = {id(n) for d in _descendants(lp) for _, n, _ in d.scalar_writes}
+        by_var: dict = {}
+        for var, node, hdr in lp.scalar_writes:
+            by_var.setdefault(var.uid, (var, []))[1].append((node, hdr))
+        for uid, (var, ws) in by_var.items():
+            decl = var.decl
+            if var.kind != "local" or decl is None or any(o is lp for o in var.owners) or \
+                    not isinstance(decl.type, c_ast.TypeDecl) or not _is_int_type(decl.type):
+                continue
+            k0 = _literal(decl.init)
+            if k0 is None or k0 < 0 or writes.get(uid, 0) != len(ws):
+                continue                   # written before or after the loop too
+            incs, vals = 0, [k0]
+            for node, hdr in ws:
+                if hdr or id(node) in nested:
+                    break
+                if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "p++") and \
+                        isinstance(node.expr, c_ast.ID):
+                    incs += 1
+                elif isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) \
+                        and node.op == "+=" and _literal(node.rvalue) == 1:
+                    incs += 1
+                elif isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) \
+                        and node.op == "=" and (_literal(node.rvalue) or 0) >= 0 and \
+                        _literal(node.rvalue) is not None:
+                    vals.append(_literal(node.rvalue))
+                else:
+                    break
+            else:
+                block = parents.get(id(lp.node))
+                if incs != 1 or not isinstance(block, c_ast.Compound) or \
+                        parents.get(id(decl)) is not block:
+                    continue
+                items = [id(x) for x in block.block_items or []]
+                if items.index(id(decl)) > items.index(id(lp.node)):
+                    continue
+                c = ("l", uid)
+                k = ("-", ("v", lp.uid), lp.start)
+                if lp.step != 1:
+                    k = ("/", k, ("c", lp.step))
+                facts = (("<=", ("c", min(vals)), c), ("<=", c, ("+", k, ("c", max(vals) + 1))))
+                for acc in lp.accesses:
+                    acc.facts = tuple(acc.facts) + facts
+
+
+def _walk_nodes(n):
+    yield n
+    for _, c in n.children():
+        yield from _walk_nodes(c)
 
 
 def _writes_by_uid(first: _Walker) -> dict[str, int]:
@@ -1634,13 +1718,17 @@ def _independent(z3, info, loop: LoopInfo, a1: Access, a2: Access, timeout_ms: i
         private_loops = {l.uid for l in acc.loops if l.uid not in outer}
         locs = set()
         _locals_in(acc.index, locs)
-        for g in acc.guards:
+        for g in acc.guards + acc.facts:
             _locals_in(g, locs)
+        for lp in acc.loops:               # a bound read from a local of this iteration
+            for b in (lp.lo, lp.hi, lp.start):
+                if b is not None:
+                    _locals_in(b, locs)
         private_locals = {u for u in locs if _declared_in(info, u, loop)}
         enc = _Enc(z3, private_loops, private_locals, copy, syms)
         for c in _loop_constraints(enc, acc.loops):
             solver.add(c)
-        for g in acc.guards:
+        for g in acc.guards + acc.facts:
             solver.add(enc.c(g))
         exprs.append((enc.e(acc.index), enc.e(("v", loop.uid))))
     (i1, v1), (i2, v2) = exprs
