@@ -8,36 +8,49 @@ Summary
     cannot move to the device, so this pass makes the dependence explicit: every function
     that reads ``S`` (the kernels, and the device functions they call on the way to a read)
     gets a first parameter ``const T *S`` (``const T (*S)[M]`` for a 2-D array, so
-    ``S[i][j]`` keeps its meaning; ``const T S`` for a scalar or struct symbol); calls between
-    them pass it on, and the entry's calls pass what the copy read: the parameter ``P`` or
-    local array ``h`` it read from, or the value ``v`` of ``&v``. The copy and the global
-    are dropped. The rest of the route (devtemp, inline, task_bind, tensorize_bang) then sees
-    an ordinary read-only input buffer (or scalar), which BANG keeps in GDRAM or stages into
-    NRAM like any other input.
+    ``S[i][j]`` keeps its meaning; ``const T S`` for a scalar or struct symbol), and calls
+    between them pass it on. What the entry's calls pass:
+
+    * forward (one whole top-level copy whose source nothing uses afterwards): what the copy
+      read - the parameter ``P`` or local array ``h``, or the value ``v`` of ``&v``. The copy
+      and the global are dropped; no host copy is left.
+    * static array (otherwise, for arrays: partial copies at constant element offsets,
+      several copies, copies back with ``cudaMemcpyFromSymbol``, any source): ``S`` becomes
+      ``static T S[..]`` at the top of the entry (the same zero-initialised, persistent
+      object, now owned by the entry) and the entry passes it. Each copy to or from it whose
+      other side is a typed parameter or local array becomes an element loop (``S[k + m] =
+      P[c + m]``, affine subscripts), else a copy through ``(T *) S + k``.
+
+    The rest of the route (devtemp, inline, task_bind, tensorize_bang) then sees an ordinary
+    read-only input buffer (or scalar; a host array for a static one, which task_bind turns
+    into a GDRAM buffer), which BANG keeps in GDRAM or stages into NRAM like any other input.
 Requires
     1. The program has an entry function definition  [XP-CONSTSYM-001].
     2. The entry copies to at least one file-scope array, scalar or struct by an ``xp_memcpy``
        whose destination is ``&S`` / ``S`` (the lift of a copy-to-symbol)  [XP-CONSTSYM-002].
-    3. For every such symbol (all or nothing): exactly one copy, a top-level statement of the
-       entry, covering the whole symbol (offset 0 and byte count = ``sizeof(S)``: constant
-       expressions over the file's named constants, or ``sizeof`` of ``S`` or of its type);
-       the entry uses ``S`` nowhere else (no copy back from the symbol, no host access); no
-       function writes ``S``, takes its address or passes it on as an argument; no
-       file-scope initialiser reads it; the symbol has no initialiser of its own; an array
-       has constant dimensions and an element type of known size  [XP-CONSTSYM-003].
-    4. No top-level statement before the copy calls, directly or through other functions, a
-       function that reads ``S`` (a read before it is filled would see the zero-initialised
-       symbol, which a parameter cannot reproduce)  [XP-CONSTSYM-004].
-    5. The copy's source is, for an array ``S``, a pointer parameter ``P`` of the entry whose
-       pointee type is the element type of ``S`` (or ``void``), or a top-level local array of
-       the same element type and dimensions; for a scalar or struct ``S``, ``&v`` of a
-       parameter or top-level local ``v`` of the same type. No statement after the copy uses
-       the source (so what the kernels read is what the copy read; parameters do not alias,
-       as for ``devcopy``)  [XP-CONSTSYM-005].
+    3. For every such symbol (all or nothing): no function writes ``S``, takes its address or
+       passes it on as an argument, and no file-scope initialiser reads it; the entry uses
+       it only in copies. Forward: exactly one copy, a top-level statement of the entry,
+       covering the whole symbol (offset 0 and byte count = ``sizeof(S)``: constant
+       expressions over the file's named constants, or ``sizeof`` of ``S`` or of its type),
+       no copy back, no initialiser. Static array: an array of constant dimensions and known
+       element size, every copy at a constant offset that is a whole number of elements, at
+       least one copy into it  [XP-CONSTSYM-003].
+    4. No top-level statement before the first copy calls, directly or through other
+       functions, a function that reads ``S`` (a read before the host fills the symbol is
+       refused as a likely error, in both forms)  [XP-CONSTSYM-004].
+    5. Forward only (a scalar or struct symbol has no static-array form): the copy's source
+       is, for an array ``S``, a pointer parameter ``P`` of the entry whose pointee type is
+       the element type of ``S`` (or ``void``), or a top-level local array of the same
+       element type and dimensions; for a scalar or struct ``S``, ``&v`` of a parameter or
+       top-level local ``v`` of the same type. No statement after the copy uses the source
+       (so what the kernels read is what the copy read; parameters do not alias, as for
+       ``devcopy``)  [XP-CONSTSYM-005].
 Guarantees
-    Same outputs on the virtual device: each kernel reads the bytes the copy would have put
-    into ``S``, from the copy's source itself. No function reads a global the host writes.
-    With ``extents``, ``#pragma xpiler extent(P, BYTES)`` records the bytes the copy read.
+    Same outputs on the virtual device: each kernel reads the bytes the copies put into
+    ``S`` - from the copy's source itself, or from the entry's static array. No function
+    reads a file-scope variable the host writes. With ``extents``, ``#pragma xpiler
+    extent(P, BYTES)`` records the bytes a forward copy read from a parameter.
 Options
     extents (false): record ``#pragma xpiler extent(P, BYTES)`` for the lowering, like
     ``devcopy{extents=true}``.
@@ -66,7 +79,11 @@ EXTENT_PRAGMA = "xpiler extent"        # as passes/devcopy.py
 class _Symbol:
     name: str
     decl: c_ast.Decl
-    copies: list = field(default_factory=list)      # (top-level index | None, xp_memcpy call)
+    copies: list = field(default_factory=list)      # (top-level index | None, xp_memcpy, offset)
+    backs: list = field(default_factory=list)       # the same, copies from the symbol
+    mode: str = ""                                   # forward | local
+    elem_offsets: list = field(default_factory=list)  # local: element offset of each copy
+    loops: dict = field(default_factory=dict)        # local: id(copy) -> (count, loop counter)
     param: str | None = None                         # the copy's source variable
     arg: c_ast.Node | None = None                    # what the entry passes
     kind: str = ""                                   # param | local | value
@@ -265,6 +282,10 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
         if ref is not None:
             s = syms.setdefault(ref[0], _Symbol(ref[0], objects[ref[0]]))
             s.copies.append((top.get(id(n)), n, ref[1]))
+        back = _symbol_ref(n.args.exprs[1], objects)
+        if back is not None:
+            s = syms.setdefault(back[0], _Symbol(back[0], objects[back[0]]))
+            s.backs.append((top.get(id(n)), n, back[1]))
     if not syms:
         return [], [("XP-CONSTSYM-002", "the entry copies into no file-scope variable (no "
                      "copy-to-symbol)", None)]
@@ -283,53 +304,13 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
     entry_params = {p.name: p for p in _param_decls(fdef)}
     # who calls whom, among the non-entry functions
     callees = {n: _calls(f.body) & set(funcs) for n, f in funcs.items()}
+    top_of = {id(x): k for k, st in enumerate(items) for x in canon.walk(st)}
     for name, s in syms.items():
         where = f"'{name}'"
-        if len(s.copies) != 1:
-            problems.append(("XP-CONSTSYM-003", f"{where} is filled by {len(s.copies)} "
-                             "copy-to-symbol calls; only one whole copy becomes a parameter",
-                             s.copies[1][1]))
+        if not s.copies:
+            problems.append(("XP-CONSTSYM-003", f"{where} is copied from but never filled by a "
+                             "copy-to-symbol", s.backs[0][1]))
             continue
-        k, call, off = s.copies[0]
-        if k is None:
-            problems.append(("XP-CONSTSYM-003", f"the copy to {where} is not a top-level "
-                             "statement of the entry (conditional or in a loop)", call))
-            continue
-        if s.decl.init is not None:
-            problems.append(("XP-CONSTSYM-003", f"{where} has an initialiser", s.decl))
-            continue
-        s.nbytes = sizes.get(name)
-        if s.nbytes is None and isinstance(s.decl.type, c_ast.ArrayDecl):
-            problems.append(("XP-CONSTSYM-003", f"the size of {where} is not a constant over "
-                             "scalar elements", s.decl))
-            continue
-        if off is not None and fold(off) != 0:
-            problems.append(("XP-CONSTSYM-003", f"partial copy to {where}: the offset is not 0",
-                             call))
-            continue
-        n = fold(call.args.exprs[2])
-        if not (n is not None and n == s.nbytes or _sizeof_is(call.args.exprs[2], s.decl)):
-            problems.append(("XP-CONSTSYM-003", f"partial copy to {where}: "
-                             f"{'an unknown number of' if n is None else n} bytes of "
-                             f"{s.nbytes if s.nbytes is not None else 'sizeof(' + name + ')'}",
-                             call))
-            continue
-        uses = _accesses(fdef.body, name)
-        if uses != 1:
-            problems.append(("XP-CONSTSYM-003", f"the entry uses {where} other than by the "
-                             "copy-to-symbol (a copy back or a host access)", call))
-            continue
-        var, arg, kind = _source(s, call, k, entry_params, top_decls, fold)
-        if var is None:
-            problems.append(("XP-CONSTSYM-005", arg, call))
-            continue
-        later = [st for st in items[k + 1:] if _accesses(st, var)]
-        if later or _accesses(call, var) != 1:
-            problems.append(("XP-CONSTSYM-005", f"'{var}', the source of the copy to {where}, is "
-                             "used after the copy (the kernels must see the copied value)",
-                             later[0] if later else call))
-            continue
-        s.param, s.arg, s.kind = var, arg, kind
         bad = _device_misuse(name, funcs, ast, fdef)
         if bad:
             problems.append(("XP-CONSTSYM-003", bad[0], bad[1]))
@@ -342,13 +323,99 @@ def analyse(program, ast) -> tuple[list[_Symbol], list[tuple[str, str, c_ast.Nod
             readers |= more
             changed = bool(more)
         s.readers = readers
-        for j, st in enumerate(items[:k]):
+        s.nbytes = sizes.get(name)
+        why = _forward(s, fdef, items, entry_params, top_decls, fold)
+        if why is None:
+            s.mode = "forward"
+        elif _local(s, fdef, fold, entry_params, top_decls):
+            s.mode = "local"
+        else:
+            problems.append(why)
+            continue
+        first = min(top_of[id(c[1])] for c in s.copies)
+        for st in items[:first]:
             hit = _calls(st) & readers
             if hit:
                 problems.append(("XP-CONSTSYM-004", f"{sorted(hit)[0]} reads {where} before "
                                  "the copy-to-symbol fills it", st))
                 break
     return list(syms.values()), problems
+
+
+def _forward(s, fdef, items, entry_params, top_decls, fold):
+    """None when ``s`` can read the copy's source directly (one whole top-level copy from a
+    source unused after it; sets ``s.param``, ``s.arg``, ``s.kind``), else (code, message,
+    node)."""
+    name, where = s.name, f"'{s.name}'"
+    if len(s.copies) != 1 or s.backs:
+        return ("XP-CONSTSYM-003", f"{where} is filled by {len(s.copies)} copy-to-symbol calls"
+                f"{' and copied back' if s.backs else ''}; only one whole copy becomes a "
+                "parameter", (s.copies[1:] or s.copies)[0][1])
+    k, call, off = s.copies[0]
+    if k is None:
+        return ("XP-CONSTSYM-003", f"the copy to {where} is not a top-level statement of the "
+                "entry (conditional or in a loop)", call)
+    if s.decl.init is not None:
+        return ("XP-CONSTSYM-003", f"{where} has an initialiser", s.decl)
+    if s.nbytes is None and isinstance(s.decl.type, c_ast.ArrayDecl):
+        return ("XP-CONSTSYM-003", f"the size of {where} is not a constant over scalar "
+                "elements", s.decl)
+    if off is not None and fold(off) != 0:
+        return ("XP-CONSTSYM-003", f"partial copy to {where}: the offset is not 0", call)
+    n = fold(call.args.exprs[2])
+    if not (n is not None and n == s.nbytes or _sizeof_is(call.args.exprs[2], s.decl)):
+        return ("XP-CONSTSYM-003", f"partial copy to {where}: "
+                f"{'an unknown number of' if n is None else n} bytes of "
+                f"{s.nbytes if s.nbytes is not None else 'sizeof(' + name + ')'}", call)
+    if _accesses(fdef.body, name) != 1:
+        return ("XP-CONSTSYM-003", f"the entry uses {where} other than by the copy-to-symbol "
+                "(a host access)", call)
+    var, arg, kind = _source(s, call, k, entry_params, top_decls, fold)
+    if var is None:
+        return ("XP-CONSTSYM-005", arg, call)
+    later = [st for st in items[k + 1:] if _accesses(st, var)]
+    if later or _accesses(call, var) != 1:
+        return ("XP-CONSTSYM-005", f"'{var}', the source of the copy to {where}, is used "
+                "after the copy (the kernels must see the copied value)",
+                later[0] if later else call)
+    s.param, s.arg, s.kind = var, arg, kind
+    return None
+
+
+def _local(s, fdef, fold, entry_params, top_decls) -> bool:
+    """``s`` can become a ``static`` array of the entry that the readers receive: an array
+    of constant size the entry uses only through copies to and from it, each at an offset
+    that is a constant multiple of the element size."""
+    if not isinstance(s.decl.type, c_ast.ArrayDecl) or s.nbytes is None:
+        return False
+    esz = canon.scalar_bytes(canon.type_words(_elem(s.decl)))
+    offsets = []
+    for _, _, off in s.copies + s.backs:
+        v = 0 if off is None else fold(off)
+        if v is None or v < 0 or v % esz:
+            return False
+        offsets.append(v // esz)
+    if _accesses(fdef.body, s.name) != len(s.copies) + len(s.backs):
+        return False
+    s.elem_offsets = offsets
+    words = canon.type_words(_elem(s.decl))
+    if len(_dims(s.decl)) == 1:
+        for j, (_, call, _) in enumerate(s.copies + s.backs):
+            other = call.args.exprs[1 if j < len(s.copies) else 0]
+            count = _count(call.args.exprs[2], esz, words, fold)
+            if count is not None and _typed_source(other, words, entry_params, top_decls):
+                s.loops[id(call)] = (count, f"__xp_sym_{s.name}_{j}")
+    return True
+
+
+def _replace(root, old, new) -> None:
+    """Put ``new`` where the statement ``old`` is (a block item or a branch / loop body)."""
+    for n in canon.walk(root):
+        if isinstance(n, c_ast.Compound) and n.block_items:
+            n.block_items = [new if x is old else x for x in n.block_items]
+        for attr in ("iftrue", "iffalse", "stmt"):
+            if getattr(n, attr, None) is old:
+                setattr(n, attr, new)
 
 
 def _accesses(node, name) -> int:
@@ -408,11 +475,100 @@ def _cast_to(ptype, expr):
     return c_ast.Cast(c_ast.Typename(None, [], None, t), expr)
 
 
+def _elem_ptr(s, k: int):
+    """``(T *) S + k``: a typed address the copy lowering (memops) can follow."""
+    elem = copy.deepcopy(_elem(s.decl))
+    elem.declname = None
+    elem.quals = []
+    e = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], elem)), c_ast.ID(s.name))
+    return c_ast.BinaryOp("+", e, c_ast.Constant("int", str(k))) if k else e
+
+
+def _count(n, esz: int, words, fold):
+    """Element count of a copy of ``n`` bytes of ``esz``-byte elements ``words``, or None."""
+    v = fold(n)
+    if v is not None:
+        return c_ast.Constant("int", str(v // esz)) if v >= 0 and v % esz == 0 else None
+    n = _strip(n)
+    if isinstance(n, c_ast.BinaryOp) and n.op == "*":
+        for a, b in ((n.left, n.right), (n.right, n.left)):
+            b = _strip(b)
+            if isinstance(b, c_ast.UnaryOp) and b.op == "sizeof" and \
+                    isinstance(b.expr, c_ast.Typename) and \
+                    isinstance(b.expr.type, c_ast.TypeDecl) and \
+                    canon.type_words(b.expr.type) == words and not canon.has_side_effects(a):
+                return copy.deepcopy(a)
+    return None
+
+
+def _element(base, index, elem, const: bool):
+    """``base[index]`` with ``(P + c)[m]`` written ``P[c + m]`` (an affine subscript) and a
+    ``void *`` base cast to the element type."""
+    b = _strip(base)
+    if isinstance(b, c_ast.BinaryOp) and b.op == "+" and isinstance(_strip(b.left), c_ast.ID):
+        return c_ast.ArrayRef(_strip(b.left), c_ast.BinaryOp("+", copy.deepcopy(b.right), index))
+    if isinstance(b, c_ast.ID):
+        return c_ast.ArrayRef(b, index)
+    t = copy.deepcopy(elem)
+    t.declname, t.quals = None, (["const"] if const else [])
+    return c_ast.ArrayRef(c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)),
+                                     copy.deepcopy(base)), index)
+
+
+def _copy_loop(dst, src, count, elem, counter: str):
+    """``for (int m = 0; m < count; ++m) dst[m] = src[m];`` (see ``_element``)."""
+    m = lambda: c_ast.ID(counter)      # noqa: E731
+    body = c_ast.Assignment("=", _element(dst, m(), elem, False), _element(src, m(), elem, True))
+    init = c_ast.DeclList([c_ast.Decl(counter, [], [], [], [], c_ast.TypeDecl(
+        counter, [], None, c_ast.IdentifierType(["int"])), c_ast.Constant("int", "0"), None)])
+    return c_ast.For(init, c_ast.BinaryOp("<", m(), count), c_ast.UnaryOp("++", m()), body)
+
+
+def _typed_source(e, words, entry_params, top_decls) -> bool:
+    """``e`` (``P``, ``P + c``, ``a``, ``a + c``) points at elements of type ``words`` (or
+    ``void``): a parameter pointer or a top-level local array of that type."""
+    e = _strip(e)
+    if isinstance(e, c_ast.BinaryOp) and e.op == "+":
+        e = _strip(e.left)
+    if not isinstance(e, c_ast.ID):
+        return False
+    d = entry_params.get(e.name) or (top_decls.get(e.name) or (None, None))[1]
+    if d is None or not isinstance(d.type, (c_ast.PtrDecl, c_ast.ArrayDecl)) or \
+            not isinstance(d.type.type, c_ast.TypeDecl):
+        return False
+    return canon.type_words(d.type.type) in (words, ["void"])
+
+
+def _localize(fdef, s) -> None:
+    """``static T S[..];`` at the top of the entry; each copy to or from it an element loop
+    when its other side is typed (see ``_copy_loop``), else a copy through a typed address."""
+    elem = _elem(s.decl)
+    for i, ((_, call, _), k) in enumerate(zip(s.copies + s.backs, s.elem_offsets)):
+        side = 0 if i < len(s.copies) else 1
+        call.args.exprs[side] = _elem_ptr(s, k)
+        loop = s.loops.get(id(call))
+        if loop is not None:
+            count, counter = loop
+            dst, src = call.args.exprs[0], call.args.exprs[1]
+            if side == 0:
+                dst = c_ast.BinaryOp("+", c_ast.ID(s.name), c_ast.Constant("int", str(k)))
+            else:
+                src = c_ast.BinaryOp("+", c_ast.ID(s.name), c_ast.Constant("int", str(k)))
+            _replace(fdef.body, call, _copy_loop(dst, src, count, elem, counter))
+    d = copy.deepcopy(s.decl)
+    d.storage = [x for x in (d.storage or []) if x != "extern"] + \
+        ([] if "static" in (d.storage or []) else ["static"])
+    fdef.body.block_items = [d] + list(fdef.body.block_items or [])
+
+
 def _rewrite(program, ast, syms, extents: bool) -> None:
     fdef = canon.entry_def(ast, program.entry.name)
-    drop = {id(s.copies[0][1]) for s in syms}
+    drop = {id(s.copies[0][1]) for s in syms if s.mode == "forward"}
     fdef.body.block_items = [s for s in fdef.body.block_items if id(s) not in drop]
     for s in syms:
+        if s.mode == "local":
+            _localize(fdef, s)
+            s.arg = c_ast.ID(s.name)
         ptype = _param_type(s.decl)
         pdecl = c_ast.Decl(s.name, [], [], [], [], ptype, None, None)
         dims = _dims(s.decl) if isinstance(s.decl.type, c_ast.ArrayDecl) else None
@@ -444,28 +600,32 @@ def _rewrite(program, ast, syms, extents: bool) -> None:
                                           isinstance(e.type, (c_ast.ArrayDecl, c_ast.TypeDecl)))]
     if extents:
         at = next(k for k, e in enumerate(ast.ext) if e is fdef)
-        for s in sorted((s for s in syms if s.kind == "param"), key=lambda s: s.param):
+        for s in sorted((s for s in syms if s.mode == "forward" and s.kind == "param"),
+                        key=lambda s: s.param):
             ast.ext.insert(at, c_ast.Pragma(f"{EXTENT_PRAGMA}({s.param}, {s.nbytes})"))
 
 
 @register(PassInfo(
     name=NAME,
-    summary="__constant__ symbols filled by one whole copy-to-symbol -> a read-only "
-            "parameter of the kernels that read them (the buffer or value the copy read)",
+    summary="__constant__ symbols filled by copy-to-symbol -> a read-only parameter of the "
+            "kernels that read them (the buffer or value one whole copy read, else a static "
+            "array of the entry)",
     requires=("an entry function definition (XP-CONSTSYM-001)",
               "the entry copies into a file-scope array (XP-CONSTSYM-002)",
-              "one whole top-level copy per symbol, no other host use, no device write or "
-              "address, no initialiser (XP-CONSTSYM-003)",
+              "no device write or address, only copies in the entry; forward: one whole "
+              "top-level copy, no initialiser; static array: constant element offsets "
+              "(XP-CONSTSYM-003)",
               "no reader called before the copy (XP-CONSTSYM-004)",
-              "the source is an entry pointer parameter or local array of the element type, "
-              "or &v of a parameter / local of the symbol's type, unused after the copy "
-              "(XP-CONSTSYM-005)"),
+              "forward only: the source is an entry pointer parameter or local array of the "
+              "element type, or &v of a parameter / local of the symbol's type, unused after "
+              "the copy (XP-CONSTSYM-005)"),
     guarantees=("same outputs on the virtual device",
                 "no function reads a global array the host writes; kernels read the "
                 "parameter the copy read"),
     options={"extents": Option(bool, False, "record #pragma xpiler extent(P, BYTES) for the "
                                            "copy's source parameter")},
-    introduces=("a leading const pointer parameter in the kernels that read the symbol",),
+    introduces=("a leading const pointer (or value) parameter in the kernels that read the "
+                "symbol", "a static array in the entry, element copy loops"),
 ))
 def constant_symbols(program, *, extents: bool = False):
 

@@ -98,45 +98,102 @@ def _codes(src):
     return [d.code for d in exc.value.diagnostics]
 
 
+_VARIANTS = {
+    # partial, repeated and read-back copies: the symbol becomes a static array of the entry
+    "offset": ("", "cudaMemcpyToSymbol(c_w, w, 4 * sizeof(float), sizeof(float));"),
+    "short": ("", "cudaMemcpyToSymbol(c_w, w, 4 * sizeof(float));"),
+    "twice": (WHOLE, WHOLE),
+    "readback": ("", WHOLE + " float tmp[TAPS]; cudaMemcpyFromSymbol(tmp, c_w, sizeof(tmp));"),
+    "local_reused": ("", "float h[TAPS]; for (int k = 0; k < TAPS; k++) h[k] = w[k]; "
+                         "cudaMemcpyToSymbol(c_w, h, TAPS * sizeof(float)); h[0] = 0;"),
+    "expression": ("", "cudaMemcpyToSymbol(c_w, w + 1, 4 * sizeof(float));"),
+    # refused
+    "offset_runtime": ("", "cudaMemcpyToSymbol(c_w, w, 4 * sizeof(float), (n % 2) * sizeof(float));"),
+    "offset_unaligned": ("", "cudaMemcpyToSymbol(c_w, w, 4 * sizeof(float), 2);"),
+    "launch_first": ("conv<<<(n + 63) / 64, 64>>>(d_y, d_x, n);", WHOLE),
+    "never_filled": ("", "float tmp[TAPS]; cudaMemcpyFromSymbol(tmp, c_w, sizeof(tmp));"),
+}
+
+
+@pytest.mark.parametrize("variant", ["offset", "short", "twice", "readback", "local_reused",
+                                     "expression"])
+def test_partial_or_repeated_copies_make_a_static_array_of_the_entry(variant):
+    before, copy = _VARIANTS[variant]
+    _, lifted = _lift(_src(copy=copy, before=before))
+    text = platforms.module("vnni", "backend").emit(run_pass("constant_symbols", lifted))
+    entry = text[text.rfind('extern "C"'):]
+    assert "static float c_w[TAPS];" in entry and "conv(c_w, " in entry
+    assert "\nfloat c_w[" not in text                 # no file-scope symbol left
+    if variant in ("offset", "short", "twice", "expression"):
+        assert "xp_memcpy" not in entry          # copies from typed sources are element loops
+    if variant == "offset":
+        assert "c_w[1 + " in entry
+
+
 @pytest.mark.parametrize("variant, code", [
-    ("offset", "XP-CONSTSYM-003"),           # partial copy: offset
-    ("short", "XP-CONSTSYM-003"),            # partial copy: fewer bytes
-    ("twice", "XP-CONSTSYM-003"),            # refilled
-    ("readback", "XP-CONSTSYM-003"),         # cudaMemcpyFromSymbol
+    ("offset_runtime", "XP-CONSTSYM-003"),   # offset not a constant
+    ("offset_unaligned", "XP-CONSTSYM-003"),  # offset inside an element
     ("device_write", "XP-CONSTSYM-003"),     # the kernel writes the symbol
+    ("never_filled", "XP-CONSTSYM-003"),     # only copied back
     ("launch_first", "XP-CONSTSYM-004"),     # read before it is filled
-    ("local_reused", "XP-CONSTSYM-005"),     # the source changes after the copy
-    ("expression", "XP-CONSTSYM-005"),       # the source is no variable
+    ("scalar_expression", "XP-CONSTSYM-005"),  # a scalar symbol from no variable
     ("none", "XP-CONSTSYM-002"),             # nothing to do
 ])
 def test_refusals(variant, code):
-    kernel, copy, before = KERNEL, WHOLE, ""
-    if variant == "offset":
-        copy = "cudaMemcpyToSymbol(c_w, w, 4 * sizeof(float), sizeof(float));"
-    elif variant == "short":
-        copy = "cudaMemcpyToSymbol(c_w, w, 4 * sizeof(float));"
-    elif variant == "twice":
-        before = WHOLE
-    elif variant == "readback":
-        before = "float tmp[TAPS]; cudaMemcpyFromSymbol(tmp, c_w, sizeof(tmp));"
-        copy = WHOLE
-    elif variant == "device_write":
+    kernel = KERNEL
+    before, copy = _VARIANTS.get(variant, ("", WHOLE))
+    if variant == "device_write":
         # (a __device__ array would be the realistic case; the lift keeps __device__ on file-scope
         # variables, which the canonical C front-end rejects, so the write is tested on the
         # __constant__ array itself)
         kernel = KERNEL.replace("y[i] = s;", "y[i] = s; c_w[0] = s;")
-    elif variant == "launch_first":
-        before = "conv<<<(n + 63) / 64, 64>>>(d_y, d_x, n);"
-    elif variant == "local_reused":
-        copy = "float h[TAPS]; for (int k = 0; k < TAPS; k++) h[k] = w[k]; " \
-               "cudaMemcpyToSymbol(c_w, h, TAPS * sizeof(float)); h[0] = 0;"
-    elif variant == "expression":
-        copy = "cudaMemcpyToSymbol(c_w, w + 1, TAPS * sizeof(float));"
+    elif variant == "scalar_expression":
+        kernel = KERNEL.replace("__constant__ float c_w[TAPS];",
+                                "__constant__ float c_w[TAPS];\n__constant__ float c_s;") \
+            .replace("y[i] = s;", "y[i] = s * c_s;")
+        copy = WHOLE + " cudaMemcpyToSymbol(c_s, w + 1, sizeof(float));"
     elif variant == "none":
         kernel = KERNEL.replace("tap(k)", "1.0f")
         copy = ""
     codes = _codes(_src(copy=copy, before=before, kernel=kernel))
     assert code in codes, codes
+
+
+PARTS = KERNEL + """
+extern "C" void conv_parts(const float* x, const float* w, float* y, float* w_back, int n) {
+  float *d_x, *d_y;
+  cudaMalloc((void**)&d_x, (n + TAPS - 1) * sizeof(float));
+  cudaMalloc((void**)&d_y, n * sizeof(float));
+  cudaMemcpy(d_x, x, (n + TAPS - 1) * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpyToSymbol(c_w, w, 2 * sizeof(float));
+  cudaMemcpyToSymbol(c_w, w + 2, (TAPS - 2) * sizeof(float), 2 * sizeof(float));
+  conv<<<(n + 63) / 64, 64>>>(d_y, d_x, n);
+  cudaMemcpyFromSymbol(w_back, c_w, sizeof(c_w));
+  cudaMemcpy(y, d_y, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_x);
+  cudaFree(d_y);
+}
+"""
+
+
+@pytest.mark.slow          # two builds for the virtual device (4-8 s)
+def test_partial_copies_and_copy_back_verify(tmp_path):
+    prog, lifted = _lift(PARTS)
+    text = platforms.module("vnni", "backend").emit(run_pass("constant_symbols", lifted))
+    n = 150
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(n + 4).astype(np.float32), rng.standard_normal(5).astype(np.float32),
+            np.zeros(n, np.float32), np.zeros(5, np.float32), n]
+    sp, tp = tmp_path / "k.cu", tmp_path / "k.cpp"
+    sp.write_text(PARTS)
+    tp.write_text(text)
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(sp, args=want, program=prog)
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    run_kernel(tp, args=got, source=text, strict=True)
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], want[3])
+    np.testing.assert_array_equal(want[3], args[1])     # the copy back reads the whole filter
 
 
 CONV = """// 1-D valid correlation, filter in __constant__ memory
@@ -166,14 +223,17 @@ extern "C" void conv1d(const float* x, const float* w, float* y, int n) {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["conv1d", "values"])
+@pytest.mark.parametrize("case", ["conv1d", "values", "parts"])
 def test_cuda_constant_symbols_to_bang_are_verified(case, tmp_path):
     # conv1d: a 1-D convolution whose filter is a __constant__ array filled from a parameter;
-    # values: a filter computed on the host in a local array, plus scalar and struct symbols
+    # values: a filter computed on the host in a local array, plus scalar and struct symbols;
+    # parts: the filter filled by two partial copies and copied back (a static array)
     src, out = tmp_path / f"{case}.cu", tmp_path / f"{case}.mlu"
-    src.write_text(CONV if case == "conv1d" else VALUES)
-    specs = ["x=random:260", "w=random:5", "y=zeros:256", "n=256"] if case == "conv1d" else \
-        ["x=random:260", "y=zeros:256", "scale=1.5", "n=256"]
+    src.write_text({"conv1d": CONV, "values": VALUES, "parts": PARTS}[case])
+    specs = {"conv1d": ["x=random:260", "w=random:5", "y=zeros:256", "n=256"],
+             "values": ["x=random:260", "y=zeros:256", "scale=1.5", "n=256"],
+             "parts": ["x=random:260", "w=random:5", "y=zeros:256", "w_back=zeros:5",
+                       "n=256"]}[case]
     rep = tr.translate(str(src), "bang", str(out), arg_specs=parse_arg_specs(specs))
     assert rep.status == "verified", (rep.message, [(s.name, s.status, s.message[:200])
                                                     for s in rep.steps])
@@ -181,7 +241,8 @@ def test_cuda_constant_symbols_to_bang_are_verified(case, tmp_path):
     assert steps["constant_symbols"] == "verified" and steps["task_bind"] == "verified"
     text = out.read_text()
     assert "__mlu_global__" in text and "taskDim" in text
-    assert "c_k[" not in text and "c_w[" not in text     # no symbol left: parameters on the device
+    if case != "parts":                 # no symbol left: parameters on the device
+        assert "c_k[" not in text and "c_w[" not in text
 
 
 VALUES = """#include <cuda_runtime.h>
