@@ -25,7 +25,8 @@ Requires
     1. The program has an entry function definition  [XP-LOOP-NORMALIZE-001].
     2. A nest of counted loops ``for (v = 0; v < C; ++v)`` (``C`` a constant > 0 or an
        expression of names the nest does not write, ``v`` not written in the nest) whose innermost body is, besides side-effect-free declarations
-       used only by the start, one loop ``for (T i = start; i < N; i += S)`` with ``start``
+       used only by the start, one loop ``for (T i = start; i < N; i += S)`` (or
+       ``T i = start; for (; i < N; i += S)``) with ``start``
        the mixed-radix combination above of *all* the nest variables, ``S`` their total
        extent (as a product of the same constants and extent expressions), ``N`` free of ``i``, of the nest variables and of names the body writes, and a
        body that does not mention the nest variables or those declarations, writes neither
@@ -233,6 +234,12 @@ def match(s) -> Match | None:
         *pre, last = items if items else [None]
         if not isinstance(last, c_ast.For):
             return None
+        if last.init is None and pre and isinstance(pre[-1], c_ast.Decl) and \
+                _step(last.next, pre[-1].name) is not None:
+            # T i = start; for (; i < N; i += S): the variable is local to the innermost
+            # body and its last statement is the loop, so it is that loop's own variable
+            last = c_ast.For(c_ast.DeclList([pre.pop()]), last.cond, last.next, last.stmt,
+                             last.coord)
         for d in pre:
             if not (isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.TypeDecl) and
                     d.init is not None and not canon.has_side_effects(d.init) and d.name):
