@@ -222,15 +222,24 @@ extern "C" void conv1d(const float* x, const float* w, float* y, int n) {
 """
 
 
+HIP_CONV = CONV.replace("cuda_runtime.h", "hip/hip_runtime.h").replace("cudaM", "hipM") \
+    .replace("cudaFree", "hipFree").replace("hipMemcpyToSymbol(c_k,", "hipMemcpyToSymbol(HIP_SYMBOL(c_k),") \
+    .replace("conv1d_k<<<(n + 127) / 128, 128>>>(d_y, d_x, n);",
+             "hipLaunchKernelGGL(conv1d_k, dim3((n + 127) / 128), dim3(128), 0, 0, d_y, d_x, n);")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["conv1d", "values", "parts"])
-def test_cuda_constant_symbols_to_bang_are_verified(case, tmp_path):
+@pytest.mark.parametrize("case", ["conv1d", "values", "parts", "hip"])
+def test_constant_symbols_to_bang_are_verified(case, tmp_path):
     # conv1d: a 1-D convolution whose filter is a __constant__ array filled from a parameter;
     # values: a filter computed on the host in a local array, plus scalar and struct symbols;
-    # parts: the filter filled by two partial copies and copied back (a static array)
-    src, out = tmp_path / f"{case}.cu", tmp_path / f"{case}.mlu"
-    src.write_text({"conv1d": CONV, "values": VALUES, "parts": PARTS}[case])
+    # parts: the filter filled by two partial copies and copied back (a static array);
+    # hip: conv1d in HIP, hipMemcpyToSymbol(HIP_SYMBOL(c_k), ...)
+    src = tmp_path / (f"{case}.hip" if case == "hip" else f"{case}.cu")
+    out = tmp_path / f"{case}.mlu"
+    src.write_text({"conv1d": CONV, "values": VALUES, "parts": PARTS, "hip": HIP_CONV}[case])
     specs = {"conv1d": ["x=random:260", "w=random:5", "y=zeros:256", "n=256"],
+             "hip": ["x=random:260", "w=random:5", "y=zeros:256", "n=256"],
              "values": ["x=random:260", "y=zeros:256", "scale=1.5", "n=256"],
              "parts": ["x=random:260", "w=random:5", "y=zeros:256", "w_back=zeros:5",
                        "n=256"]}[case]
