@@ -506,8 +506,51 @@ class _Walker(c_ast.NodeVisitor):
                                   "or parameter of the entry (global state)", node))
             return
         self.writes[var.uid] = self.writes.get(var.uid, 0) + 1
+        self._stale({var.uid})
         for lp in self.loops:
             lp.scalar_writes.append((var, node, header))
+
+    def _stale(self, uids: set) -> None:
+        """The locals ``uids`` change value (a write, or a loop that writes them): an active
+        guard that reads one of them (``('l', uid)``: its value when the guard was tested) no
+        longer holds, and a never-assigned local or pointer alias whose recorded value reads
+        one of them keeps its own value, which is no longer that expression of the current
+        one (``int n = staged; staged = 0;``). The guard becomes true, the local its own
+        opaque value, the alias an unknown offset (one Z3 symbol per local must mean one
+        value)."""
+        if not uids:
+            return
+        self.guards[:] = [_TRUE if _locals_in(g, set()) & uids else g for g in self.guards]
+        for scope in self.scopes:
+            for var in scope.values():
+                if var.uid in uids:
+                    continue
+                if var.kind == "local" and var.value is not None and \
+                        _locals_in(var.value, set()) & uids:
+                    var.value = ("l", var.uid)
+                elif var.kind in ("alias", "alias?") and var.offset is not None and \
+                        _locals_in(var.offset, set()) & uids:
+                    var.kind, var.offset = "alias?", None
+
+    def _stale_in(self, *nodes) -> None:
+        """Before a loop: the locals in scope that its header or body may write (by name,
+        an over-approximation) are stale for what was recorded before it (a later iteration
+        sees their new values)."""
+        uids = set()
+        for root in nodes:
+            if root is None:
+                continue
+            for n in _walk_nodes(root):
+                x = None
+                if isinstance(n, c_ast.Assignment):
+                    x = n.lvalue
+                elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+                    x = n.expr
+                if isinstance(x, c_ast.ID):
+                    var = self.lookup(x.name)
+                    if var is not None:
+                        uids.add(var.uid)
+        self._stale(uids)
 
     def lvalue(self, lv, read: bool, node) -> None:
         match lv:
@@ -871,6 +914,7 @@ class _Walker(c_ast.NodeVisitor):
     def _opaque_loop(self, n):
         # variables written in the body are locals with unknown values; accesses stay exact
         # only through invariant subscripts
+        self._stale_in(n.cond, n.stmt)
         self.visit(n.cond)
         self.scopes.append({})
         self._breakable += 1
@@ -932,6 +976,7 @@ class _Walker(c_ast.NodeVisitor):
             lp.reason = "the loop does not declare its own induction variable"
             if n.init is not None:
                 self.visit(n.init)
+        self._stale_in(n.cond, n.next, n.stmt)
         if parent is None:
             self.top.append(lp)
         else:
@@ -1236,6 +1281,9 @@ def analyze(program) -> NestInfo:
     _counter_facts(fdef, w.all_loops, w.writes)
     return NestInfo(fdef, w.params, w.all_loops, w.top, w.accesses,
                     {id(l.node): l for l in w.all_loops}, w.problems, w.locals)
+
+
+_TRUE = ("==", ("c", 0), ("c", 0))     # a guard that no longer tells anything
 
 
 def _literal(e) -> int | None:

@@ -72,3 +72,47 @@ def test_inner_loop_bound_read_from_a_local_of_the_iteration_is_private():
     for (int j = b; j < b + 1; ++j) out[j + t] = x[t];
   }""")
     assert not affine.parallel(info, _loop(info, "t")).parallel
+
+
+# -- one Z3 symbol per local must mean one value: what was recorded from a local's value
+# -- before it changes no longer speaks about it afterwards
+
+def test_guard_on_a_local_assigned_afterwards_no_longer_holds():
+    # every task whose idx[t] == t writes out[0]: the guard c == t is stale after c = 0
+    info = _info("""
+  for (int t = 0; t < 4; ++t) {
+    int c = idx[t];
+    if (c == t) { c = 0; out[c] = x[t]; }
+  }""")
+    assert not affine.parallel(info, _loop(info, "t")).parallel
+
+
+def test_guard_on_a_local_a_later_loop_writes_no_longer_holds():
+    # the second iteration of j writes out[0] in every task that took the branch
+    info = _info("""
+  for (int t = 0; t < 4; ++t) {
+    int c = idx[t];
+    if (c == t)
+      for (int j = 0; j < 2; ++j) { out[c] = x[j]; c = 0; }
+  }""")
+    assert not affine.parallel(info, _loop(info, "t")).parallel
+
+
+def test_copy_of_a_local_keeps_its_own_value_after_the_local_changes():
+    # n is idx[t], s becomes t: out[n - s + t] is out[idx[t]], not out[t]
+    info = _info("""
+  for (int t = 0; t < 4; ++t) {
+    int s = idx[t];
+    int n = s;
+    s = t;
+    out[n - s + t] = x[t];
+  }""")
+    assert not affine.parallel(info, _loop(info, "t")).parallel
+    # without the reassignment n - s + t is t: independent
+    ok = _info("""
+  for (int t = 0; t < 4; ++t) {
+    int s = idx[t];
+    int n = s;
+    out[n - s + t] = x[t];
+  }""")
+    assert affine.parallel(ok, _loop(ok, "t")).parallel
