@@ -313,3 +313,28 @@ def test_local_array_scalar_and_struct_symbols_verify(tmp_path):
     run_kernel(tp, args=got, source=text, strict=True)
     np.testing.assert_array_equal(got[1], want[1])
     assert np.any(want[1] != 0)
+
+
+def test_two_dimensional_symbol_is_a_pointer_to_rows():
+    src = """#include <cuda_runtime.h>
+__constant__ float c_m[3][4];
+__global__ void k(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float s = 0; for (int r = 0; r < 3; ++r) for (int c = 0; c < 4; ++c)
+    s += c_m[r][c] * x[i * 12 + r * 4 + c]; y[i] = s; }
+}
+extern "C" void mv(const float* x, const float* w, float* y, int n) {
+  float *d_x, *d_y;
+  cudaMalloc((void**)&d_x, n * 12 * sizeof(float));
+  cudaMalloc((void**)&d_y, n * sizeof(float));
+  cudaMemcpy(d_x, x, n * 12 * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpyToSymbol(c_m, w, sizeof(c_m));
+  k<<<(n + 63) / 64, 64>>>(d_y, d_x, n);
+  cudaMemcpy(y, d_y, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_x); cudaFree(d_y);
+}
+"""
+    _, lifted = _lift(src)
+    text = platforms.module("vnni", "backend").emit(run_pass("constant_symbols", lifted))
+    assert "k(const float (*c_m)[4], " in text and "c_m[r][c]" in text
+    assert "k((const float (*)[4]) w, " in text
