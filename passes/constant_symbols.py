@@ -28,9 +28,9 @@ Requires
     1. The program has an entry function definition  [XP-CONSTSYM-001].
     2. The entry copies to at least one file-scope array, scalar or struct by an ``xp_memcpy``
        whose destination is ``&S`` / ``S`` (the lift of a copy-to-symbol)  [XP-CONSTSYM-002].
-    3. For every such symbol (all or nothing): no function writes ``S``, takes its address or
-       passes it on as an argument, and no file-scope initialiser reads it; the entry uses
-       it only in copies. Forward: exactly one copy, a top-level statement of the entry,
+    3. For every such symbol (all or nothing): no function writes ``S``, takes its address
+       or ``sizeof`` or passes it on as an argument, and no file-scope initialiser reads it;
+       the entry uses it only in copies. Forward: exactly one copy, a top-level statement of the entry,
        covering the whole symbol (offset 0 and byte count = ``sizeof(S)``: constant
        expressions over the file's named constants, or ``sizeof`` of ``S`` or of its type),
        no copy back, no initialiser. Static array: an array of constant dimensions and known
@@ -437,6 +437,9 @@ def _device_misuse(name, funcs, ast, fdef) -> tuple[str, c_ast.Node] | None:
             if isinstance(x, c_ast.UnaryOp) and x.op in ("++", "--", "p++", "p--", "&") and \
                     canon.lvalue_root(x.expr) == name:
                 return f"{f} writes or takes the address of '{name}'", x
+            if isinstance(x, c_ast.UnaryOp) and x.op == "sizeof" and \
+                    isinstance(_strip(x.expr), c_ast.ID) and _strip(x.expr).name == name:
+                return f"{f} takes sizeof('{name}') (a parameter would have another size)", x
             if isinstance(x, c_ast.FuncCall) and x.args and \
                     any(canon.lvalue_root(_strip(a)) == name and
                         not isinstance(_strip(a), c_ast.ArrayRef)

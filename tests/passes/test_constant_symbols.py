@@ -134,6 +134,7 @@ def test_partial_or_repeated_copies_make_a_static_array_of_the_entry(variant):
     ("offset_runtime", "XP-CONSTSYM-003"),   # offset not a constant
     ("offset_unaligned", "XP-CONSTSYM-003"),  # offset inside an element
     ("device_write", "XP-CONSTSYM-003"),     # the kernel writes the symbol
+    ("device_sizeof", "XP-CONSTSYM-003"),    # sizeof(S) would change meaning
     ("never_filled", "XP-CONSTSYM-003"),     # only copied back
     ("launch_first", "XP-CONSTSYM-004"),     # read before it is filled
     ("scalar_expression", "XP-CONSTSYM-005"),  # a scalar symbol from no variable
@@ -147,6 +148,8 @@ def test_refusals(variant, code):
         # variables, which the canonical C front-end rejects, so the write is tested on the
         # __constant__ array itself)
         kernel = KERNEL.replace("y[i] = s;", "y[i] = s; c_w[0] = s;")
+    elif variant == "device_sizeof":
+        kernel = KERNEL.replace("k < TAPS;", "k < (int) (sizeof(c_w) / sizeof(c_w[0]));")
     elif variant == "scalar_expression":
         kernel = KERNEL.replace("__constant__ float c_w[TAPS];",
                                 "__constant__ float c_w[TAPS];\n__constant__ float c_s;") \
