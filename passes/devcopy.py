@@ -12,6 +12,11 @@ Summary
     buffer ``D2`` that is copied back (and not copied in) stays as the same copy between their
     parameters, ``xp_memcpy(H2, H1, S)`` (the "out starts as a copy of data" of scatter kernels).
     The dependence analysis of the lowering passes then sees the entry's parameters directly.
+    A runtime call under a status check (a ``CUDA_CHECK``-like wrapper macro of any name, or
+    the same check written out: ``[do] { T v = (call); if (v != 0) ERR } [while (0)]``,
+    ``if ((call) != 0) ERR``) counts as the call itself: the lift's runtime helpers return 0 on
+    the virtual device, so ERR is dead; such checks of the other runtime calls become the
+    bare calls.
 Requires
     1. An entry function definition with at least one device buffer pattern: a local pointer
        (declared without initializer, with its allocation, or as a null pointer ``NULL`` /
