@@ -89,8 +89,8 @@ PLANS: dict[tuple[str, str], str] = {
     ("bang", "hip"): ["detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=hip;levels=2}",
                       "detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}"],
     ("vnni", "bang"): "detensorize_vnni{rules=false},std_calls,inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("cuda", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
-    ("hip", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
+    ("cuda", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,localize,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
+    ("hip", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,localize,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
 PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",

@@ -231,18 +231,26 @@ HIP_CONV = CONV.replace("cuda_runtime.h", "hip/hip_runtime.h").replace("cudaM", 
              "hipLaunchKernelGGL(conv1d_k, dim3((n + 127) / 128), dim3(128), 0, 0, d_y, d_x, n);")
 
 
+TABLE = CONV.replace("__constant__ float c_k[KLEN];",
+                     "__constant__ float c_k[KLEN] = {0.1f, 0.2f, 0.4f, 0.2f, 0.1f};") \
+    .replace("  cudaMemcpyToSymbol(c_k, w, KLEN * sizeof(float));\n", "")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["conv1d", "values", "parts", "hip"])
+@pytest.mark.parametrize("case", ["conv1d", "values", "parts", "hip", "table"])
 def test_constant_symbols_to_bang_are_verified(case, tmp_path):
     # conv1d: a 1-D convolution whose filter is a __constant__ array filled from a parameter;
     # values: a filter computed on the host in a local array, plus scalar and struct symbols;
     # parts: the filter filled by two partial copies and copied back (a static array);
-    # hip: conv1d in HIP, hipMemcpyToSymbol(HIP_SYMBOL(c_k), ...)
+    # hip: conv1d in HIP, hipMemcpyToSymbol(HIP_SYMBOL(c_k), ...);
+    # table: an initialised __constant__ table, never copied to (localize after inline)
     src = tmp_path / (f"{case}.hip" if case == "hip" else f"{case}.cu")
     out = tmp_path / f"{case}.mlu"
-    src.write_text({"conv1d": CONV, "values": VALUES, "parts": PARTS, "hip": HIP_CONV}[case])
+    src.write_text({"conv1d": CONV, "values": VALUES, "parts": PARTS, "hip": HIP_CONV,
+                    "table": TABLE}[case])
     specs = {"conv1d": ["x=random:260", "w=random:5", "y=zeros:256", "n=256"],
              "hip": ["x=random:260", "w=random:5", "y=zeros:256", "n=256"],
+             "table": ["x=random:260", "w=random:5", "y=zeros:256", "n=256"],
              "values": ["x=random:260", "y=zeros:256", "scale=1.5", "n=256"],
              "parts": ["x=random:260", "w=random:5", "y=zeros:256", "w_back=zeros:5",
                        "n=256"]}[case]
@@ -250,10 +258,13 @@ def test_constant_symbols_to_bang_are_verified(case, tmp_path):
     assert rep.status == "verified", (rep.message, [(s.name, s.status, s.message[:200])
                                                     for s in rep.steps])
     steps = {s.name: s.status for s in rep.steps}
-    assert steps["constant_symbols"] == "verified" and steps["task_bind"] == "verified"
+    assert steps["constant_symbols"] == ("refused" if case == "table" else "verified")
+    assert steps["task_bind"] == "verified"
+    if case == "table":
+        assert steps["localize"] == "verified"
     text = out.read_text()
     assert "__mlu_global__" in text and "taskDim" in text
-    if case != "parts":                 # no symbol left: parameters on the device
+    if case not in ("parts", "table"):     # no symbol left: parameters on the device
         assert "c_k[" not in text and "c_w[" not in text
 
 
