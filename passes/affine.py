@@ -1317,7 +1317,15 @@ def _counter_facts(fdef, loops, writes: dict) -> None:
     for lp in loops:
         if not lp.canonical or lp.step <= 0 or lp.start is None:
             continue
-        nested = {id(n) for d in _descendants(lp) for _, n, _ in d.scalar_writes}
+        def nested(node) -> bool:
+            """Inside a loop (for / while / do) nested in ``lp``'s body?"""
+            n = parents.get(id(node))
+            while n is not None and n is not lp.node:
+                if isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+                    return True
+                n = parents.get(id(n))
+            return n is None
+
         by_var: dict = {}
         for var, node, hdr in lp.scalar_writes:
             by_var.setdefault(var.uid, (var, []))[1].append((node, hdr))
@@ -1331,7 +1339,7 @@ def _counter_facts(fdef, loops, writes: dict) -> None:
                 continue                   # written before or after the loop too
             incs, vals = 0, [k0]
             for node, hdr in ws:
-                if hdr or id(node) in nested:
+                if hdr or nested(node):
                     break
                 if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "p++") and \
                         isinstance(node.expr, c_ast.ID):

@@ -116,3 +116,9 @@ def test_copy_of_a_local_keeps_its_own_value_after_the_local_changes():
     out[n - s + t] = x[t];
   }""")
     assert affine.parallel(ok, _loop(ok, "t")).parallel
+
+
+def test_counter_incremented_in_a_nested_while_loop_is_not_bounded():
+    info = _info(GATHER % ("int r = 0; while (r < 2) { ++staged; ++r; }", "0"))
+    assert all(not a.facts for a in info.accesses)
+    assert not affine.parallel(info, _loop(info, "t")).parallel
