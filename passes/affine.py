@@ -532,10 +532,10 @@ class _Walker(c_ast.NodeVisitor):
                         _locals_in(var.offset, set()) & uids:
                     var.kind, var.offset = "alias?", None
 
-    def _stale_in(self, *nodes) -> None:
+    def _stale_in(self, *nodes) -> set:
         """Before a loop: the locals in scope that its header or body may write (by name,
         an over-approximation) are stale for what was recorded before it (a later iteration
-        sees their new values)."""
+        sees their new values). Returns their uids."""
         uids = set()
         for root in nodes:
             if root is None:
@@ -551,6 +551,7 @@ class _Walker(c_ast.NodeVisitor):
                     if var is not None:
                         uids.add(var.uid)
         self._stale(uids)
+        return uids
 
     def lvalue(self, lv, read: bool, node) -> None:
         match lv:
@@ -976,7 +977,12 @@ class _Walker(c_ast.NodeVisitor):
             lp.reason = "the loop does not declare its own induction variable"
             if n.init is not None:
                 self.visit(n.init)
-        self._stale_in(n.cond, n.next, n.stmt)
+        written = self._stale_in(n.cond, n.next, n.stmt)
+        if lp.canonical and any(_locals_in(b, set()) & written
+                                for b in (lp.lo, lp.hi, lp.start) if b is not None):
+            lp.canonical = False
+            lp.lo = lp.hi = lp.start = None
+            lp.reason = "a bound of the loop reads a local that the loop assigns"
         if parent is None:
             self.top.append(lp)
         else:

@@ -122,3 +122,13 @@ def test_counter_incremented_in_a_nested_while_loop_is_not_bounded():
     info = _info(GATHER % ("int r = 0; while (r < 2) { ++staged; ++r; }", "0"))
     assert all(not a.facts for a in info.accesses)
     assert not affine.parallel(info, _loop(info, "t")).parallel
+
+
+def test_loop_whose_bound_reads_a_local_it_assigns_is_not_canonical():
+    info = _info("""
+  for (int t = 0; t < 4; ++t) {
+    int c = idx[t];
+    for (int j = 0; j < c; ++j) { c = c - 1; out[t * 64 + j] = x[j]; }
+  }""")
+    j = _loop(info, "j")
+    assert not j.canonical and "assigns" in j.reason
