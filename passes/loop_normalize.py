@@ -34,7 +34,9 @@ Requires
        [XP-LOOP-NORMALIZE-002].
     3. The dependence analysis proves that the resulting counted loop carries no dependence,
        and, for symbolic extents (``gridDim.x = (n + 255) / 256``), Z3 proves every extent is
-       at least 1 whenever ``N > 0``  [XP-LOOP-NORMALIZE-003].
+       at least 1 whenever ``N > 0``  [XP-LOOP-NORMALIZE-003]. Where that is not proved (a
+       grid held in a host local), the counted loop is guarded by the nest loops' own first
+       tests, ``if ((unsigned) 0 < G) for (...)``: it runs exactly when the nest runs.
 Guarantees
     Same outputs on the virtual device: the same instances of the body run, each once, and
     their order is proved not to matter. Nests that do not match, or whose reordering is not
@@ -352,8 +354,8 @@ def _normalize(program, ast) -> tuple[int, int, object]:
             if m is None:
                 continue
             new = _counted_loop(m)
-            _set(slot, new)
-            if _extents_ok(m) and _proved(program, ast, new):
+            _set(slot, new if _extents_ok(m) else _guarded(m, new))
+            if _proved(program, ast, new):
                 done += 1
                 progress = True
                 break                       # statement positions changed: look again
@@ -420,6 +422,36 @@ def _extents_ok(m: Match) -> bool:
     solver.add(n > 0)
     solver.add(z3.Or(*[e < 1 for e in exts]))
     return affine.check(solver, 3000) == z3.unsat
+
+
+def _guarded(m: Match, loop: c_ast.For) -> c_ast.If:
+    """``if ((T1) 0 < E1 && ...) loop``: the first tests of the nest's loops with symbolic
+    extents, each in its loop's own type. The nest runs a body instance only if every one of
+    its loops runs a first iteration, and then (each extent >= 1) it covers ``[0, bound)``
+    exactly once; otherwise it runs nothing, and so does the guarded loop. Used when Z3 cannot
+    prove the extents positive from the bound alone (e.g. a grid held in a host local:
+    ``blocks = min((n + 255) / 256, 8)`` launched over ``(size_t) n`` elements)."""
+    cond = None
+    for s in _nest_loops(m):
+        d = s.init.decls[0]
+        if const_int(s.cond.right) is not None:
+            continue
+        ty = copy.deepcopy(d.type)
+        ty.declname = None
+        first = c_ast.BinaryOp("<", c_ast.Cast(c_ast.Typename(None, [], None, ty), c_ast.Constant("int", "0")),
+                               copy.deepcopy(s.cond.right))
+        cond = first if cond is None else c_ast.BinaryOp("&&", cond, first)
+    loop.cond.right = c_ast.TernaryOp(cond, loop.cond.right, c_ast.Constant("int", "0"))
+    return loop
+
+
+def _nest_loops(m: Match):
+    """The counted loops of the nest of ``m``, outermost first."""
+    cur = m.outer
+    while cur is not m.inner and _counted(cur) is not None:
+        yield cur
+        items = canon.as_items(cur.stmt)
+        cur = items[0] if len(items) == 1 else None
 
 
 def _proved(program, ast, loop: c_ast.For) -> bool:

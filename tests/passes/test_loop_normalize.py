@@ -139,8 +139,14 @@ def test_symbolic_grid_extent_proved_positive(n):
     _same(src, out, _args(n))
 
 
-def test_symbolic_extent_that_may_be_zero_is_refused():
-    # a grid size unrelated to n may be 0 while n > 0: the nest would then run nothing
-    src = SYMBOLIC_GRID.replace("int n)", "int n, int g)").replace(
-        "((unsigned int) ((n + 8 - 1) / 8))", "((unsigned int) g)")
-    _refused(_prog(src), "XP-LOOP-NORMALIZE-003")
+@pytest.mark.parametrize("g", [0, 1, 3])
+def test_symbolic_extent_that_may_be_zero_guards_the_loop(g):
+    # a grid size unrelated to n may be 0 while n > 0: the nest then runs nothing, so the
+    # counted loop runs only when the nest loop's own first test holds (its bound becomes
+    # `first ? n : 0`, which the binders still see as one counted loop)
+    src = _prog(SYMBOLIC_GRID.replace("int n)", "int n, int g)").replace(
+        "((unsigned int) ((n + 8 - 1) / 8))", "((unsigned int) g)"))
+    out = run_pass("loop_normalize", src)
+    body = _body(out)
+    assert "bx" not in body and "(((unsigned int) 0) < ((unsigned int) g)) ? n : 0" in body, body
+    _same(src, out, _args(29) + [g])
