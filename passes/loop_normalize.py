@@ -36,7 +36,8 @@ Requires
        and, for symbolic extents (``gridDim.x = (n + 255) / 256``), Z3 proves every extent is
        at least 1 whenever ``N > 0``  [XP-LOOP-NORMALIZE-003]. Where that is not proved (a
        grid held in a host local), the counted loop is guarded by the nest loops' own first
-       tests, ``if ((unsigned) 0 < G) for (...)``: it runs exactly when the nest runs.
+       tests, ``for (i = 0; i < ((unsigned) 0 < G ? N : 0); ++i)``: it runs exactly when the
+       nest runs.
 Guarantees
     Same outputs on the virtual device: the same instances of the body run, each once, and
     their order is proved not to matter. Nests that do not match, or whose reordering is not
@@ -424,9 +425,11 @@ def _extents_ok(m: Match) -> bool:
     return affine.check(solver, 3000) == z3.unsat
 
 
-def _guarded(m: Match, loop: c_ast.For) -> c_ast.If:
-    """``if ((T1) 0 < E1 && ...) loop``: the first tests of the nest's loops with symbolic
-    extents, each in its loop's own type. The nest runs a body instance only if every one of
+def _guarded(m: Match, loop: c_ast.For) -> c_ast.For:
+    """``loop`` with its bound ``N`` replaced by ``((T1) 0 < E1 && ...) ? N : 0``: the first
+    tests of the nest's loops with symbolic extents, each in its loop's own type (a ternary
+    bound rather than an ``if`` around the loop, so the binders still see one counted loop at
+    the top level of the entry). The nest runs a body instance only if every one of
     its loops runs a first iteration, and then (each extent >= 1) it covers ``[0, bound)``
     exactly once; otherwise it runs nothing, and so does the guarded loop. Used when Z3 cannot
     prove the extents positive from the bound alone (e.g. a grid held in a host local:
