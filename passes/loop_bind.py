@@ -85,7 +85,7 @@ from pycparser import c_ast
 
 from xpiler.errors import Coord, Diagnostic
 
-from . import affine
+from . import affine, canon
 from .base import Option, PassInfo, register
 
 NAME = "loop_bind"
@@ -1317,10 +1317,14 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     import platforms
     from xpiler.program import parse_source
 
+    from .base import PassRefused
+    program, stuck = _free_device_names(program)
+    if stuck:
+        d = _wrapper_clash(program, stuck)
+        raise PassRefused(d.message, diagnostics=[d])
     the_plan, problems = plan(program, block, _given_extents(program, extents), levels,
                               _shared_limit(to))
     if the_plan is None:
-        from .base import PassRefused
         raise PassRefused(problems[0].message, diagnostics=problems)
     info = the_plan.info
     backend = platforms.module(to, "backend")
@@ -1400,6 +1404,9 @@ def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256,
         given = _given_extents(program, extents)
     except ValueError as exc:
         return [_diag(program, "XP-BIND-002", str(exc))]
+    program, stuck = _free_device_names(program)
+    if stuck:
+        return [_wrapper_clash(program, stuck)]
     the_plan, problems = plan(program, block, given, levels, _shared_limit(to))
     if the_plan is None:
         return problems
@@ -1409,6 +1416,59 @@ def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256,
     except BindError as exc:
         return [_diag(program, exc.code, exc.message, exc.node)]
     return []
+
+
+def _free_device_names(program):
+    """``free_wrapper_names`` for the CUDA / HIP host wrapper: its ``d_P`` device buffers."""
+    params = list(program.entry.params) if program.entry else []
+    return free_wrapper_names(program, {f"d_{p.name}" for p in params if p.kind == "pointer"})
+
+
+def _wrapper_clash(program, name: str) -> Diagnostic:
+    return _diag(program, "XP-BIND-003", f"the host wrapper declares the device buffer '{name}', "
+                 "which the entry already names as a parameter or file-scope variable")
+
+
+def free_wrapper_names(program, wrapper: set) -> tuple[object, str | None]:
+    """(program, None) with entry locals renamed where the generated host wrapper declares the
+    same name in the entry's outermost block (``wrapper``: ``d_P`` for each pointer parameter
+    ``P``, the CNRT queue / dim / ktype): an unremoved device buffer ``float *d_inp`` of the
+    source beside parameter ``inp`` would otherwise be declared twice. A clash with a
+    parameter or with a file-scope name the entry uses cannot be renamed locally: (program,
+    that name), for the caller to refuse."""
+    fdef = affine.entry_function(program) if program.ast is not None and program.entry else None
+    if fdef is None:
+        return program, None
+    params = list(program.entry.params)
+    declared = {n.name for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and n.name
+                and not isinstance(n.type, c_ast.FuncDecl)}
+    used = canon.ids_in(fdef.body)
+    outer = {p.name for p in params} | set(canon.file_scope_decls(program.ast))
+    for n in sorted(wrapper & ((used - declared) | {p.name for p in params})):
+        if n in outer:
+            return program, n
+    clash = sorted(wrapper & declared)
+    if not clash:
+        return program, None
+    ast = copy.deepcopy(program.ast)
+    fdef = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef) and
+                e.decl.name == program.entry.name)
+    taken = set(wrapper) | {n.name for n in canon.walk(ast) if isinstance(n, c_ast.ID)} | \
+        {n.name for n in canon.walk(ast) if isinstance(n, c_ast.Decl) and n.name}
+    mapping = {}
+    for n in clash:
+        k, new = 0, f"{n}_h"
+        while new in taken:
+            k += 1
+            new = f"{n}_h{k}"
+        taken.add(new)
+        mapping[n] = new
+    fdef.body = canon.substitute(fdef.body, {n: c_ast.ID(m) for n, m in mapping.items()})
+    for d in canon.walk(fdef.body):
+        if isinstance(d, c_ast.Decl) and d.name in mapping:
+            canon.set_declname(d, mapping[d.name])
+    # the same facts: only entry-local names change
+    return replace(program, ast=ast), None
 
 
 def _is_marker_launch(s, marker: str) -> bool:

@@ -580,47 +580,16 @@ def _in_host_code(regions, heaps):
 
 
 def _free_wrapper_names(program):
-    """The program with entry locals renamed where the host wrapper declares the same name in
-    the entry's outermost block (``d_P`` for each pointer parameter ``P``, the CNRT queue /
-    dim / ktype): an unremoved device buffer ``float *d_inp`` of the source beside parameter
-    ``inp`` would otherwise be declared twice. A clash with a parameter or with a file-scope
-    name the entry uses cannot be renamed locally and is refused."""
-    fdef = affine.entry_function(program) if program.ast is not None and program.entry else None
-    if fdef is None:
-        return program
-    params = list(program.entry.params)
+    """``loop_bind.free_wrapper_names`` for the CNRT wrapper: ``d_P`` of each pointer parameter
+    ``P`` and the queue / dim / ktype locals; a clash it cannot rename is refused."""
+    params = list(program.entry.params) if program.entry else []
     wrapper = {f"d_{p.name}" for p in params if p.kind == "pointer"} | set(cnrt_names(params).values())
-    declared = {n.name for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and n.name
-                and not isinstance(n.type, c_ast.FuncDecl)}
-    used = canon.ids_in(fdef.body)
-    outer = {p.name for p in params} | set(canon.file_scope_decls(program.ast))
-    for n in sorted(wrapper & ((used - declared) | {p.name for p in params})):
-        if n in outer:
-            raise TaskBindError("XP-TASK-BIND-006", f"the host wrapper declares '{n}' (a device "
-                                f"buffer or the CNRT launch state), which the entry already "
-                                f"names as a parameter or file-scope variable")
-    clash = sorted(wrapper & declared)
-    if not clash:
-        return program
-    ast = copy.deepcopy(program.ast)
-    fdef = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef) and
-                e.decl.name == program.entry.name)
-    taken = set(wrapper) | {n.name for n in canon.walk(ast) if isinstance(n, c_ast.ID)} | \
-        {n.name for n in canon.walk(ast) if isinstance(n, c_ast.Decl) and n.name}
-    mapping = {}
-    for n in clash:
-        k, new = 0, f"{n}_h"
-        while new in taken:
-            k += 1
-            new = f"{n}_h{k}"
-        taken.add(new)
-        mapping[n] = new
-    fdef.body = canon.substitute(fdef.body, {n: c_ast.ID(m) for n, m in mapping.items()})
-    for d in canon.walk(fdef.body):
-        if isinstance(d, c_ast.Decl) and d.name in mapping:
-            canon.set_declname(d, mapping[d.name])
-    # the same facts: only entry-local names change
-    return replace(program, ast=ast)
+    program, stuck = loop_bind.free_wrapper_names(program, wrapper)
+    if stuck:
+        raise TaskBindError("XP-TASK-BIND-006", f"the host wrapper declares '{stuck}' (a device "
+                            f"buffer or the CNRT launch state), which the entry already "
+                            f"names as a parameter or file-scope variable")
+    return program
 
 
 def _heap_locals(program):
