@@ -157,19 +157,15 @@ def test_case_files_parse():
 # kernel per direction unmarked, the rest under -m slow); the known misses are xfail (not
 # strict) with the diagnostic that decides them, so a pass that starts to handle the construct
 # shows up as XPASS. The causes are pass-side (loop_bind / task_bind / devcopy / indvar ...).
-_EXT = "XP-BIND-002: element count of a pointer not computable"
-# measured 2026-12-03 (xpiler bench --corpus tests/realworld, session 9): 12/13 bang -> cuda / hip,
-# 11/13 vnni -> cuda / hip / bang
-BANG_TO_GPU = {
-    "gather_rows.mlu": "XP-BIND-001: the store offset into 'out' depends on the loop-carried "
-                       "counter 'staged' (needs an invariant staged <= i + 1 in the dependence test)",
+# measured 2026-12-03 (xpiler bench --corpus tests/realworld, session 10): 13/13 bang -> cuda / hip,
+# 13/13 vnni -> cuda / hip, 12/13 vnni -> bang
+BANG_TO_GPU: dict = {}
+VNNI_TO_GPU: dict = {}
+VNNI_TO_BANG = {
+    "sgemm_packed.cpp": "task_bind: failed verification, its output does not build (the staged "
+                        "window of B is indexed with the host loop variable j0, which the kernel "
+                        "receives as j0__i1)",
 }
-VNNI_TO_GPU = {
-    "add_omp.cpp": _EXT + " (the vector stride depends on n - 1024 * blk: no closed form)",
-    "sgemm_packed.cpp": _EXT + " (indvar leaves 'for (; i < M; ...)' without its own induction variable)",
-}
-# vnni -> bang: task_bind refuses where loop_bind does
-VNNI_TO_BANG = {k: v.replace("XP-BIND-002", "XP-TASK-BIND-002") for k, v in VNNI_TO_GPU.items()}
 MISSES = {
     ("bang", "cuda"): BANG_TO_GPU,
     ("bang", "hip"): BANG_TO_GPU,
