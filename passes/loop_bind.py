@@ -141,6 +141,7 @@ class Region:
     block: int = 256
     stride: bool = False
     sched: object = None                # kernel: loop_bind_blocks.Schedule (levels=2)
+    host: dict = field(default_factory=dict)       # kernel: host scalar locals at the launch -> type
 
 
 @dataclass
@@ -550,6 +551,10 @@ class _Planner:
                                 "on the host", r.stmts[0])
             r.params.append((name, self._param_type(name, decl)))
         if r.kind == "kernel":
+            # what a lowering may still pass (task_bind's staged windows name the values the
+            # analysis resolved copies to, e.g. a host loop variable)
+            r.host = {n: self._param_type(n, d) for n, d in scope.items()
+                      if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.TypeDecl)}
             for lp in r.loops:               # bounds may use names the body does not
                 for ir in (lp.lo, lp.hi, lp.start):
                     for n in _ir_names(ir, self.info) or ():

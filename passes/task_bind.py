@@ -308,13 +308,19 @@ class _Lowering:
                                       getattr(self.plan, "aliases", None) or {})
         return name if dev is None else _expr_text(self.gen, dev)
 
-    def _need_scalars(self, r, texts) -> None:
+    def _need_scalars(self, r, texts, host_texts=()) -> None:
+        """Scalar entry parameters named in ``texts``, and host scalar locals (visible at the
+        launch) named in ``host_texts``, the expressions built from the analysis."""
         have = {n for n, _ in r.params}
         for p in self.program.entry.params:
             if p.kind != "pointer" and p.name not in have and \
                     any(re.search(rf"\b{re.escape(p.name)}\b", t) for t in texts):
                 r.params.append((p.name, p.type))
                 have.add(p.name)
+        for name, ptype in r.host.items():
+            if name not in have and any(re.search(rf"\b{re.escape(name)}\b", t) for t in host_texts):
+                r.params.append((name, ptype))
+                have.add(name)
         order = {p.name: k for k, p in enumerate(self.program.entry.params)}
         r.params.sort(key=lambda p: (0, order[p[0]]) if p[0] in order else (1, 0))
 
@@ -446,9 +452,14 @@ class _Lowering:
                              f"__xp_{n}_n, (unsigned int) ((__xp_w1_{n} - __xp_w0_{n}) * "
                              f"{es[n]}), NRAM2GDRAM);")
         repl = dict(heap_repl)
+        # the windows and staged subscripts are built from the analysis, which names the
+        # values copies resolve to (int j0__i1 = j0: the host loop variable j0)
+        host_texts = [t for n in order for t in (_poly_text(staged[n].lo), _poly_text(staged[n].hi),
+                                                 _poly_text(staged[n].alpha), _poly_text(staged[n].beta))]
         for n in order:
             for acc in staged[n].accesses:
                 idx = loop_bind._ir_ast(acc.index, info)
+                host_texts.append(_expr_text(self.gen, idx))
                 repl[id(target(acc))] = c_ast.ArrayRef(
                     c_ast.ID(f"__xp_{n}_n"), c_ast.BinaryOp("-", idx, c_ast.ID(f"__xp_w0_{n}")))
         staged_body = _stmt_text(self.gen, loop_bind._clean(_copy_replace(body_node, repl)))
@@ -463,7 +474,7 @@ class _Lowering:
         tile += after
         lines.append("for (long long __xp_b = __xp_lo; __xp_b < __xp_hi; __xp_b += __xp_tile) {\n"
                      + "\n".join(tile) + "\n}")
-        self._need_scalars(r, texts + [staged_body])
+        self._need_scalars(r, texts + [staged_body], host_texts)
         return self._wrap(r, lines)
 
     def _prelude(self, r) -> list[str]:
