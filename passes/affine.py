@@ -19,7 +19,10 @@ Summary
       elements the program touches (largest index + 1) as a C expression over the entry's
       scalars (an ``int`` when the shapes are constants), by exact elimination of the loop
       variables innermost-first (affine subscripts, affine or constant loop bounds), refined by
-      guards ``e < b`` on the same subscript; ``None`` when not computable.
+      guards ``e < b`` on the same subscript; ``None`` when not computable. A coefficient of
+      unknown sign (``i * (H - K + 1)``) contributes through ``max(coef, 0)``; ``x / d`` and
+      ``x % d`` by a scalar ``d >= 0`` of an ``x >= 0`` (a flattened index's coordinates)
+      become fresh variables over the ranges they take (an upper bound).
     - Reinterpreting accesses (``((uint8_t *) (int16_t *) p)[j]``, the byte views a VNNI lift
       leaves) are byte ranges: a pointer cast to another element type switches its offset to
       bytes; the access records ``byte_index`` and ``width`` (its ``index`` is None for other
@@ -35,7 +38,8 @@ Requires
        encoded exactly for Z3).
 Guarantees
     ``parallel`` answers True only with a proof (unknown or timeout = dependent); ``extents``
-    returns an exact maximum for the forms it accepts and ``None`` otherwise (never a guess).
+    returns an exact maximum (or, for divisions by scalars, a proved upper bound) for the forms
+    it accepts and ``None`` otherwise (never a guess, never below the true maximum).
 Options
     none (an analysis).
 Example
@@ -2183,6 +2187,27 @@ def _sign_when_running(coef: Poly, loops) -> int | None:
     return None
 
 
+def _either_sign(lp: LoopInfo, coef: Poly, rest: Poly, want_max: bool) -> Poly | None:
+    """Max (min) of ``rest + coef * v`` over the values of ``lp``'s variable ``v`` when the
+    sign of ``coef`` (loop-free) is not provable (``by * (H - K + 1) * C``, an output row of
+    a valid convolution: H >= K is nowhere stated). Requires every value ``v`` takes to lie
+    in ``[lo, hi]``, its first and last values (``_extreme_of_var``); then
+    ``coef * v <= coef * lo + max(coef, 0) * (hi - lo)`` and
+    ``coef * v >= coef * lo - max(-coef, 0) * (hi - lo)``, attained at whichever end the sign
+    of ``coef`` picks. Guarantees an exact extreme whose ``max(., 0)`` is an atom (a C
+    conditional over the scalars, non-negative as every symbol); None when the extremes of
+    ``v`` or the IR of ``coef`` are not known."""
+    lo, hi = _extreme_of_var(lp, False), _extreme_of_var(lp, True)
+    c = coef if want_max else -coef
+    ir = _ir_of_poly(c)
+    if lo is None or hi is None or ir is None:
+        return None
+    t = c.c_text()
+    pos = _atom(f"(({t}) > 0 ? ({t}) : 0)", ("?", ("<", ("c", 0), ir), ir, ("c", 0)))
+    reach = pos * (hi - lo)
+    return rest + coef * lo + (reach if want_max else -reach)
+
+
 def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
     """Exact max (min) of ``p`` over the iteration space of ``loops`` (outermost first)."""
     for lp in reversed(loops):
@@ -2199,7 +2224,10 @@ def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
         if sg is None:
             sg = _sign_when_running(coef, loops)
         if sg is None:
-            return None
+            p = _either_sign(lp, coef, rest, want_max)
+            if p is None:
+                return None
+            continue
         ext = _extreme_of_var(lp, want_max if sg >= 0 else not want_max)
         if ext is None and (want_max if sg >= 0 else not want_max):
             ext = _strided_max(lp, loops, (rest, coef))
@@ -2263,6 +2291,10 @@ def _max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
         m = _guarded_minlist_max(acc)
     if m is None:
         split = _split_divmod(acc)
+        if split is not None:
+            m = _max_index(split)
+    if m is None:
+        split = _symbolic_divmod(acc)
         if split is not None:
             m = _max_index(split)
     return m
@@ -2562,6 +2594,94 @@ def _split_divmod(acc: Access) -> Access | None:
         else:
             loops.append(dataclasses.replace(lp, lo=lo, hi=hi, start=st))
     return Access(**{**acc.__dict__, "index": index, "guards": guards, "loops": tuple(loops)})
+
+
+def _symbolic_divmod(acc: Access) -> Access | None:
+    """``acc`` with each ``x / d`` and ``x % d`` on its subscript's arithmetic (the
+    coordinates of a flattened index, ``idx % C``, ``(idx / C) % OW``, ``idx / (C * OW * OH)``)
+    replaced by a fresh outermost variable over a range holding every value it takes:
+    ``[0, d)`` for ``%``, ``[0, xmax / d + 1)`` for ``/`` (``Q`` when ``xmax + 1`` is ``Q * d``
+    as polynomials, from a guard ``idx < N * OH * OW * C``). Requires, checked: ``d`` free of
+    loop variables and provably >= 0 (then > 0 wherever the subscript is evaluated: division
+    by zero is undefined), ``x`` >= 0 over the loops and guards (C's ``/`` and ``%`` truncate
+    toward zero). The fresh variables are independent of the loops, a superset of the points
+    the access reaches, so the maximum ``_max_index`` then computes is an upper bound (exact
+    when the coordinates are independent, as those of a flattened index). Divisions inside
+    conditionals are not touched. None when no division is replaced or one is refused."""
+    fresh: list = []
+
+    def sub(x) -> Access:
+        return Access(**{**acc.__dict__, "index": x, "loops": tuple(fresh) + tuple(acc.loops)})
+
+    def conv(ir):
+        if to_poly(ir) is not None:
+            return ir
+        tag = ir[0]
+        if tag in ("+", "-", "*"):
+            a, b = conv(ir[1]), conv(ir[2])
+            return None if a is None or b is None else (tag, a, b)
+        if tag == "neg":
+            a = conv(ir[1])
+            return None if a is None else ("neg", a)
+        if tag not in ("/", "%"):
+            return None
+        x, d = conv(ir[1]), to_poly(ir[2])
+        if x is None or d is None or _loop_keys(d) or _sign(d) != 1:
+            return None
+        px = to_poly(x)
+        lows = (poly_max(px, sub(x).loops, False), _poly_bound(px, sub(x), False))
+        hi = _poly_bound(px, sub(x), True)
+        if not any(isinstance(lo, Poly) and _sign(lo) in (0, 1) for lo in lows) or \
+                not isinstance(hi, Poly) or _loop_keys(hi):
+            return None
+        top = d if tag == "%" else _exact_quotient(hi + Poly.const(1), d)
+        if top is not None:
+            top_ir = _ir_of_poly(top)
+        else:
+            # xmax / d + 1 (xmax >= 0: C's / is the floor); the host evaluates it also where
+            # the access does not run, so d == 0 there gives 0 instead of a division by zero
+            hir, dir_ = _tidy(_ir_of_poly(hi)), _tidy(_ir_of_poly(d))
+            top_ir = None if hir is None or dir_ is None else \
+                ("+", ("?", ("<", ("c", 0), dir_), ("/", hir, dir_), ("c", 0)), ("c", 1))
+        if top_ir is None:
+            return None
+        uid = f"{tag}#{len(fresh)}@divmod"
+        fresh.append(LoopInfo(uid, uid, None, None, 0, canonical=True, lo=("c", 0), hi=top_ir,
+                              start=("c", 0), step=1))
+        return ("v", uid)
+
+    if acc.index is None or acc.width:
+        return None
+    index = conv(acc.index)
+    return None if index is None or not fresh else sub(index)
+
+
+def _tidy(ir):
+    """``ir`` without the ``0 +`` and ``1 *`` that ``_ir_of_poly`` builds (shorter C text)."""
+    if not isinstance(ir, tuple) or not ir or ir[0] in ("c", "s", "a", "v", "l"):
+        return ir
+    ir = (ir[0],) + tuple(_tidy(x) for x in ir[1:])
+    if ir[0] in ("+", "*") and ir[1] == ("c", 0 if ir[0] == "+" else 1):
+        return ir[2]
+    return ir
+
+
+def _exact_quotient(p: Poly, d: Poly) -> Poly | None:
+    """``p / d`` as a polynomial when ``d`` is one monomial dividing every term of ``p``."""
+    if len(d.t) != 1:
+        return None
+    (dm, dc), = d.t.items()
+    out = {}
+    for m, c in p.t.items():
+        rest = list(m)
+        for k in dm:
+            if k not in rest:
+                return None
+            rest.remove(k)
+        if c % dc:
+            return None
+        out[tuple(rest)] = c // dc
+    return Poly(out)
 
 
 def _scalar_nonneg(q: Poly):
