@@ -359,6 +359,13 @@ def _normalize(program, ast) -> tuple[int, int, object]:
             if _proved(program, ast, new):
                 done += 1
                 progress = True
+                c, k = slot
+                if isinstance(k, int) and k > 0 and isinstance(c[k - 1], c_ast.Pragma) and \
+                        c[k - 1].string.strip().startswith("omp"):
+                    # the pragma described the grid loops; the counted loop's iterations are
+                    # one thread's strided iterations, which the GPU model does not declare
+                    # independent
+                    del c[k - 1]
                 break                       # statement positions changed: look again
             _set(slot, s)
             unproved += 1

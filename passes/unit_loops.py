@@ -5,9 +5,10 @@ unit_loops
         A counted loop ``for (T v = c; v < c + 1; ++v) body`` (``<=`` with bound ``c``, any
         positive constant step, constant integer bounds after folding casts and arithmetic)
         whose body does not write ``v`` runs its body exactly once with ``v == c``: it becomes
-        the block ``{ body[v := (T) c] }``. ``#pragma omp`` lines of the entry are dropped when
-        a loop is removed (their ``collapse`` counts described the old nest; they are only
-        hints for the host). This removes the extent-1 grid/block dimensions the GPU lift
+        the block ``{ body[v := (T) c] }``. A ``#pragma omp parallel for collapse(n)`` over
+        removed loops moves to the outermost surviving loop of its nest with the surviving
+        count (it states that grid iterations are independent, which ``loop_bind`` /
+        ``task_bind`` rely on); other ``omp`` pragmas of a removed loop go with it. This removes the extent-1 grid/block dimensions the GPU lift
         emits (``for (xp_bz = 0; xp_bz < 1u; ++xp_bz)``).
     Requires
         1. The program has an entry function definition (XP-UNIT-LOOPS-001).
@@ -35,6 +36,7 @@ Example
 from __future__ import annotations
 
 import copy
+import re
 
 from pycparser import c_ast
 
@@ -126,7 +128,10 @@ class _Units:
         self.removed = 0
 
     def items(self, items) -> list:
-        return [self.stmt(s) for s in items]
+        # an ``omp`` pragma that introduces a removed loop (``omp simd`` on a one-thread
+        # loop) would be left without its loop: it goes with the loop
+        return [self.stmt(s) for k, s in enumerate(items)
+                if not (_is_omp(s) and k + 1 < len(items) and _unit_loop(items[k + 1]))]
 
     def stmt(self, s):
         got = _unit_loop(s)
@@ -146,11 +151,60 @@ class _Units:
         return s
 
 
-def _drop_omp(node) -> None:
-    for n in canon.walk(node):
-        if isinstance(n, c_ast.Compound) and n.block_items:
-            n.block_items = [s for s in n.block_items if not (
-                isinstance(s, c_ast.Pragma) and s.string.strip().startswith("omp"))]
+_PARALLEL_FOR = re.compile(r"\s*omp\s+parallel\s+for\b")
+_COLLAPSE = re.compile(r"\s*\bcollapse\s*\(\s*(\d+)\s*\)")
+
+
+def _is_omp(s) -> bool:
+    return isinstance(s, c_ast.Pragma) and s.string.strip().startswith("omp")
+
+
+def _only_loop(stmt):
+    if isinstance(stmt, c_ast.Compound) and len(stmt.block_items or []) == 1:
+        stmt = stmt.block_items[0]
+    return stmt if isinstance(stmt, c_ast.For) else None
+
+
+def _retarget_parallel_for(node) -> None:
+    """Keep each ``#pragma omp parallel for [collapse(n)]`` on the loops it covers that
+    survive: the collapsed nest minus its one-trip loops gets the pragma with the remaining
+    count, placed before its outermost surviving loop (dropped when none survives). The GPU
+    lift states with it that grid iterations are independent, which ``loop_bind`` and
+    ``task_bind`` use when the dependence test cannot prove it (indirect subscripts)."""
+    for n in list(canon.walk(node)):
+        if not isinstance(n, c_ast.Compound) or not n.block_items:
+            continue
+        items = n.block_items
+        for k in range(len(items) - 2, -1, -1):
+            p, loop = items[k], items[k + 1]
+            if not (isinstance(p, c_ast.Pragma) and _PARALLEL_FOR.match(p.string)) or \
+                    not isinstance(loop, c_ast.For):
+                continue
+            m = _COLLAPSE.search(p.string)
+            depth = int(m.group(1)) if m else 1
+            chain, parents = [], []
+            parent = None
+            while loop is not None and len(chain) < depth:
+                chain.append(loop)
+                parents.append(parent)
+                parent, loop = loop, _only_loop(loop.stmt)
+            keep = [j for j, lp in enumerate(chain) if _unit_loop(lp) is None]
+            if len(keep) == len(chain):
+                continue
+            del items[k]
+            if not keep:
+                continue
+            text = _COLLAPSE.sub("", p.string)
+            if len(keep) > 1:
+                text = re.sub(r"(\bfor\b)", rf"\1 collapse({len(keep)})", text, count=1)
+            pragma = c_ast.Pragma(text, p.coord)
+            first, up = chain[keep[0]], parents[keep[0]]
+            if up is None:
+                items.insert(k, pragma)
+            elif isinstance(up.stmt, c_ast.Compound):
+                up.stmt.block_items = [pragma, first]
+            else:
+                up.stmt = c_ast.Compound([pragma, first])
 
 
 def _names(items) -> set[str]:
@@ -210,10 +264,9 @@ def _fdef(program):
 
 
 def _run_units(fdef) -> int:
+    _retarget_parallel_for(fdef.body)
     u = _Units()
     fdef.body = u.stmt(fdef.body)
-    if u.removed:
-        _drop_omp(fdef.body)
     return u.removed
 
 
@@ -223,8 +276,8 @@ def _run_units(fdef) -> int:
     requires=("an entry function definition (XP-UNIT-LOOPS-001)",
               "a counted loop with constant bounds running exactly once whose body does not "
               "write its variable (XP-UNIT-LOOPS-002)"),
-    guarantees=("same outputs on the virtual device", "#pragma omp lines of the entry dropped "
-                "when a loop is removed"),
+    guarantees=("same outputs on the virtual device", "omp parallel for pragmas cover the "
+                "surviving loops of their nest"),
 ))
 def unit_loops(program):
     ast = copy.deepcopy(program.ast)

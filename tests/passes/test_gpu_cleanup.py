@@ -116,7 +116,11 @@ def test_const_prop_unit_loops_flatten_dce_golden():
     u = run_pass("unit_loops", c)
     ub = _body(u)
     assert "for (unsigned int bz" not in ub and "(float) 0u" in ub
-    assert "for (unsigned int by" not in ub and "#pragma omp" not in ub
+    assert "for (unsigned int by" not in ub
+    # the grid assertion moves to the surviving grid loop, with the surviving count
+    assert "#pragma omp parallel for schedule(static)\n" in ub and "collapse" not in ub
+    assert ub.index("#pragma omp parallel for") < ub.index("for (unsigned int bx") < \
+        ub.index("for (unsigned int tx")
     f = run_pass("flatten_blocks", u)
     fb = _body(f)
     assert fb.count("{") < ub.count("{")
