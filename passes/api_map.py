@@ -102,6 +102,7 @@ def _coord(program, c) -> Coord:
 
 @register(PassInfo(
     name="api_map",
+    lowers=True,
     summary="CUDA <-> HIP: rename runtime API, types, includes and shuffles; keep the thread structure",
     options={"to": Option(str, "hip", "target platform: cuda or hip")},
     requires=("program is CUDA and target HIP, or the reverse",

@@ -43,6 +43,8 @@ class PassInfo:
     requires: tuple[str, ...] = ()          # legality conditions, in words
     guarantees: tuple[str, ...] = ()
     introduces: tuple[str, ...] = ()        # constructs / intrinsics it may introduce
+    lowers: bool = False                    # its output is in another dialect than its input:
+                                            # its refusal is what decides a failed plan
 
 
 class PassRefused(XpilerError):

@@ -1292,6 +1292,7 @@ def _launch(kernel: str, grid, block, args):
 # ------------------------------------------------------------------------------ the pass
 @register(PassInfo(
     name=NAME,
+    lowers=True,
     summary="canonical C -> CUDA/HIP: outline parallel loop nests into kernels bound to "
             "blockIdx.x*blockDim.x+threadIdx.x; host entry via hostgen",
     options={"to": Option(str, "cuda", "target platform: cuda or hip"),

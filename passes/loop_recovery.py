@@ -88,6 +88,7 @@ def _coord(program, node) -> Coord:
 
 @register(PassInfo(
     name=PASS,
+    lowers=True,
     summary="CUDA/HIP -> sequential C++ loops (vnni): blocks and threads become loops, barrier-aware",
     options={"omp": Option(bool, True, "emit OpenMP parallel/simd/atomic pragmas")},
     requires=("program is CUDA or HIP with a host entry that launches its kernels",

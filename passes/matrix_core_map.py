@@ -601,6 +601,7 @@ def _launch_bounds(fdef):
 # ------------------------------------------------------------------------------ the pass
 @register(PassInfo(
     name=NAME,
+    lowers=True,
     summary="CUDA wmma m16n16k16 (half, float acc) <-> HIP 16x16x16f16 MFMA, keeping kernels and launches",
     options={"to": Option(str, "hip", "target platform: hip (wmma -> MFMA) or cuda (f16 MFMA -> wmma)")},
     requires=("cuda source, hip target, wmma kernels (XP-MCMAP-001/002)",

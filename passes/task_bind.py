@@ -853,6 +853,7 @@ def _copy_replace(node, repl: dict):
 # ------------------------------------------------------------------------------ the pass
 @register(PassInfo(
     name=NAME,
+    lowers=True,
     summary="canonical C -> BANG C: parallel loop nests become __mlu_global__ kernels split "
             "across taskDim tasks, tiles staged GDRAM->NRAM->GDRAM; CNRT host entry",
     options={"clusters": Option(int, 4, "clusters of the UNION launch (1, 2, 4, 8, 16)"),

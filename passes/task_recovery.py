@@ -1309,6 +1309,7 @@ def _mark_returns(body, done: str) -> None:
 
 @register(PassInfo(
     name=NAME,
+    lowers=True,
     summary="BANG -> vnni: task built-ins become a loop over tasks (OpenMP), barriers split it into "
             "phases, on-chip buffers per core/cluster slot, CNRT host code plain C++",
     options={"omp": Option(bool, True, "#pragma omp parallel for over the tasks of a phase"),

@@ -289,11 +289,16 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
 
 def _cause(bad_steps) -> str:
     """The step that decided a miss: the last one that failed verification or crashed, else the
-    last refusal."""
+    last refusal of a lowering pass (``PassInfo.lowers``: the step that should have changed the
+    dialect; later refusals, such as tensorize_bang on a program still in C, follow from it),
+    else the last refusal."""
+    from passes.base import REGISTRY
+
     if not bad_steps:
         return ""
     hard = [s for s in bad_steps if s.status in ("failed-verification", "error")]
-    s = (hard or bad_steps)[-1]
+    lowering = [s for s in bad_steps if s.name in REGISTRY and REGISTRY[s.name].info.lowers]
+    s = (hard or lowering or bad_steps)[-1]
     codes = _CODE.findall(s.message)
     return f"{s.name}: {s.status}" + (f" {codes[0]}" if codes else "")
 

@@ -79,6 +79,22 @@ def test_misses_carry_their_refusal_codes(monkeypatch):
     assert res["directions"]["cuda->hip"]["causes"] == {rec["cause"]: 1}
 
 
+def test_deciding_cause_is_the_lowering_refusal_not_what_follows_it():
+    # task_bind refused, so tensorize_bang refused too (its input is still C): the miss is task_bind's
+    from xpiler.translate import StepRecord, load_passes
+
+    load_passes()
+    steps = [StepRecord("loop_normalize", {}, "refused", 0.1, "XP-LOOP-NORM-001 nothing to do"),
+             StepRecord("task_bind", {}, "refused", 0.1, "error[XP-TASK-BIND-001]: not independent"),
+             StepRecord("tensorize_bang", {}, "refused", 0.1, "error[XP-TENSORIZE-BANG-002]: not BANG")]
+    assert bench._cause(steps) == "task_bind: refused XP-TASK-BIND-001"
+    # a step that failed verification decides over any refusal
+    steps.insert(0, StepRecord("sroa", {}, "failed-verification", 0.1, "outputs differ"))
+    assert bench._cause(steps) == "sroa: failed-verification"
+    # no lowering pass among the refusals: the last refusal
+    assert bench._cause([steps[1], steps[3]]) == "tensorize_bang: refused XP-TENSORIZE-BANG-002"
+
+
 def test_infer_inputs_hides_the_case_files(tmp_path, capsys):
     jl = tmp_path / "i.jsonl"
     assert main(["bench", "--only", "vnni:cuda", "--limit", "1", "--infer-inputs", "--jsonl", str(jl)]) == 0
