@@ -78,7 +78,7 @@ def cli():
 
 # ------------------------------------------------------------------------------ parse
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--platform", "-p", type=click.Choice(PLATFORM_CHOICES), help="Dialect (default: detected).")
 @click.option("--entry", help="Entry function when the file has several candidates.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary (schema in README).")
@@ -146,7 +146,7 @@ def _print_summary(s: dict) -> None:
 
 # ------------------------------------------------------------------------------ run
 @cli.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--platform", "-p", type=click.Choice(PLATFORM_CHOICES), help="Dialect (default: detected).")
 @click.option("--entry", help="Entry function (default: the extern \"C\" host function, else the kernel).")
 @click.option("--arg", "args", multiple=True, metavar="NAME=SPEC",
@@ -217,8 +217,8 @@ def _pair(text: str, opt: str) -> tuple[str, str]:
 
 # ------------------------------------------------------------------------------ check
 @cli.command()
-@click.argument("a", type=click.Path(dir_okay=False))
-@click.argument("b", type=click.Path(dir_okay=False))
+@click.argument("a", type=click.Path())
+@click.argument("b", type=click.Path())
 @click.option("--arg", "args", multiple=True, metavar="NAME=SPEC", help="As for `xpiler run`. Repeatable.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--entry-a", help="Entry of A.")
@@ -280,16 +280,16 @@ def list_passes(as_json):
 
 # ------------------------------------------------------------------------------ translate
 @cli.command()
-@click.argument("src", type=click.Path(dir_okay=False))
+@click.argument("src", type=click.Path())
 @click.option("--to", "to", required=True, type=click.Choice(PLATFORM_CHOICES), help="Target platform.")
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="Output file.")
+@click.option("-o", "--output", "out", required=True, type=click.Path(), help="Output file.")
 @click.option("--arg", "args", multiple=True, metavar="NAME=SPEC", help="Verification input (as for `xpiler run`).")
-@click.option("--config", type=click.Path(dir_okay=False),
+@click.option("--config", type=click.Path(),
               help="Verification inputs: an xpiler.ops case file or {\"args\": {NAME: SPEC}} "
                    "(default: SRC's <stem>.json if present).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs.")
 @click.option("--entry", help="Entry function when the source has several.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+@click.option("--report", "report_path", type=click.Path(), help="Write the JSON report here.")
 @click.option("--explain", is_flag=True, help="Print the pass log.")
 @click.option("--allow-unverified", is_flag=True, help="Write OUT even when no inputs allow verification (exit 3).")
 @click.option("--infer/--no-infer", "infer", default=True, show_default=True,
@@ -305,18 +305,29 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
 
     from .argspec import parse_arg_specs
     from .errors import TranslationFailed, Unverified
-    from .translate import TranslationReport, translate as run_translate
+    from .translate import (TranslationReport, _config_paths, check_output_path, same_file,
+                            translate as run_translate)
 
     out_path = Path(out)
+    configs = [str(c) for c in _config_paths(Path(src), config)]
+    protected = [src, *configs]  # never removed, never overwritten
+    if report_path:
+        for path, what in ((src, "the source"), (out, "-o"), *((c, "the config file") for c in configs)):
+            if same_file(report_path, path):
+                raise UsageError(f"refusing to write the report over {what} {path}: choose another --report")
+        check_output_path(Path(report_path), "--report")  # before the (slow) translation
+        protected.append(report_path)
     try:
         report = run_translate(src, to, out, arg_specs=parse_arg_specs(args), config=config, seed=seed,
                                entry=entry, allow_unverified=allow_unverified, strict=strict, timeout=timeout,
                                infer=infer)
     except XpilerError as exc:
         report = TranslationReport(src, to, out, status="failed", message=exc.render())
-        _finish_translation(report, report_path, out_path, explain)
+        # a usage error (bad option, unusable path, OUT = SRC) ran nothing: every file stays as it was
+        _finish_translation(report, report_path, out_path, explain,
+                            None if isinstance(exc, UsageError) else protected)
         raise
-    _finish_translation(report, report_path, out_path, explain)
+    _finish_translation(report, report_path, out_path, explain, protected)
     if report.status == "unverified":
         raise Unverified(f"{out if report.written else 'nothing'} written: unverified ({report.message})")
     if report.status != "verified":
@@ -324,17 +335,23 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
                                 detail="\n".join(f"  {s.name}: {s.status} {s.message}".rstrip() for s in report.steps))
 
 
-def _finish_translation(report, report_path, out_path, explain) -> None:
-    if not report.written and out_path.is_file() and report.status != "verified":
-        from .translate import is_generated
+def _finish_translation(report, report_path, out_path, explain, protected) -> None:
+    """Remove a stale OUT behind a failed translation (``protected``: the files that are never
+    removed, SRC, the config and the report; None: remove nothing), write the report, print."""
+    from pathlib import Path
 
-        if is_generated(out_path):  # never leave a stale OUT of an earlier run behind a failure
-            out_path.unlink()
+    from .translate import _write_atomically, is_generated, same_file
+
+    if protected is not None and not report.written and out_path.is_file() and report.status != "verified":
+        # never leave a stale OUT of an earlier run behind a failure; only files with the banner
+        if is_generated(out_path) and not any(same_file(out_path, p) for p in protected):
+            try:
+                out_path.unlink()
+            except OSError as exc:  # the failure being reported matters more
+                _console(stderr=True).print(f"warning: cannot remove the stale {out_path}: "
+                                            f"{exc.strerror or exc}", markup=False)
     if report_path:
-        from pathlib import Path
-
-        Path(report_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(report_path).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        _write_atomically(Path(report_path), json.dumps(report.to_json(), indent=2))
     con = _console(stderr=True)
     if explain:
         con.print(f"pipeline: {report.pipeline or '-'}   inputs: {report.inputs or '-'}", markup=False)

@@ -20,6 +20,7 @@ JSON schema of ``Program.summary()`` (``xpiler parse --json``), documented in RE
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,12 +178,18 @@ def parse_file(path: str | Path, platform: str | None = None, entry: str | None 
     from .errors import SourceError, Diagnostic, Coord
 
     p = Path(path)
+    where = Coord(str(p), 1, 1)  # file-level errors point at the start of the file
+    if p.is_dir():
+        raise SourceError(f"{p} is a directory", diagnostics=[Diagnostic(
+            "XP1005", "is a directory, not a source file", where)])
     try:
         raw = p.read_bytes()
     except OSError as exc:
-        raise SourceError(f"cannot read {p}: {exc.strerror}",
-                          diagnostics=[Diagnostic("XP1001", f"cannot read file: {exc.strerror}",
-                                                  Coord(str(p)))]) from None
+        why = exc.strerror or str(exc)
+        if os.path.islink(p) and not p.exists():
+            why = f"dangling symbolic link (to {os.readlink(p)})"
+        raise SourceError(f"cannot read {p}: {why}",
+                          diagnostics=[Diagnostic("XP1001", f"cannot read file: {why}", where)]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

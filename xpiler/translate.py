@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -240,8 +241,14 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
     load_passes()
     target = platforms.canonical(to)
     src_path, out_path = Path(src), Path(out)
-    if out_path.resolve() == src_path.resolve():
+    # before anything slow runs: OUT must not be SRC (or a link to it) nor the inputs' config
+    # file, and must be writable
+    if same_file(out_path, src_path):
         raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
+    for cfg in _config_paths(src_path, config):
+        if same_file(out_path, cfg):
+            raise UsageError(f"refusing to overwrite the config file {cfg} with -o {out}: choose another -o")
+    check_output_path(out_path, "-o")
     program = parse_file(src_path, entry=entry)
     report = TranslationReport(str(src_path), target, str(out_path))
     candidates = [_with_extents(steps, _declared_extents(program, src_path, config, arg_specs or {}))
@@ -401,14 +408,83 @@ def is_generated(path: Path) -> bool:
         return False
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """True when A and B name one file: the same resolved path (symbolic links followed) or the
+    same inode (hard links). False when either does not exist (and the paths differ)."""
     try:
+        if Path(a).resolve() == Path(b).resolve():
+            return True
+    except (OSError, RuntimeError):
+        pass
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
+def _config_paths(src: Path, config: str | None) -> list[Path]:
+    """The files the verification inputs are read from: --config, else SRC's ``<stem>.json``."""
+    path = Path(config) if config else src.with_suffix(".json")
+    return [path] if os.path.lexists(path) else []
+
+
+def check_output_path(path: Path, what: str) -> None:
+    """Pre-flight check of a file about to be written (``what`` names the option): it must not
+    be a directory or another non-regular file, and its nearest existing ancestor must be a
+    writable directory (missing directories are created when the file is written). Raises
+    ``UsageError`` naming the path; the write itself is guarded as well (``_write_atomically``)."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as exc:  # a name too long, a symbolic link loop, no permission to look
+        raise UsageError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise UsageError(f"cannot write {what} {path}: it is a directory")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise UsageError(f"cannot write {what} {path}: it exists and is not a regular file")
+    ancestor = Path(os.path.abspath(path)).parent
+    while not os.path.exists(ancestor):
+        if os.path.lexists(ancestor):
+            raise UsageError(f"cannot write {what} {path}: {ancestor} is a dangling symbolic link")
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"cannot write {what} {path}: {ancestor} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {what} {path}: directory {ancestor} is not writable")
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write TEXT to PATH through a temporary file in its directory and a rename; the file gets
+    the mode of a newly created one (0666 less the umask). An OSError becomes a UsageError
+    naming PATH (exit 2)."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # the temporary name stays short: PATH's own name may be close to NAME_MAX
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:48]}.", dir=path.parent)
         with os.fdopen(fd, "w") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             fh.write(text if text.endswith("\n") else text + "\n")
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+        tmp = None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
             os.unlink(tmp)
-        raise

@@ -87,6 +87,9 @@ def test_binary_and_missing_files(tmp_path):
     with pytest.raises(SourceError) as err:
         parse_file(tmp_path / "absent.cu")
     assert err.value.diagnostics[0].code == "XP1001"
+    with pytest.raises(SourceError) as err:
+        parse_file(tmp_path)
+    assert err.value.diagnostics[0].code == "XP1005"
 
 
 def test_pycparser_errors_keep_original_coordinates():
@@ -133,8 +136,8 @@ def test_diagnostics_table_is_complete():
 
 def test_every_front_end_code_is_exercised():
     front_end = {c for c in _catalogue() if c.startswith("XP1")}
-    exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1142", "XP1150",
-                                                         "XP1199"}
+    exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1005", "XP1142",
+                                                         "XP1150", "XP1199"}
     assert front_end <= exercised, sorted(front_end - exercised)
 
 
