@@ -400,41 +400,38 @@ def bench(only, limit, jobs, compile_check, json_path, jsonl, resume, timeout, i
 
 # ------------------------------------------------------------------------------ cache
 @cli.command()
-@click.option("--prune", is_flag=True, help="Delete least-recently-used builds down to 80% of the cap now.")
-@click.option("--clear", is_flag=True, help="Delete every cached build (they are rebuilt on demand).")
+@click.option("--prune", is_flag=True, help="Delete stale temporaries, then least-recently-used builds down to 80% of the cap.")
+@click.option("--clear", is_flag=True, help="Delete every cached build and stale temporary (rebuilt on demand).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def cache(prune, clear, as_json):
     """Show the build cache (directory, size, cap); prune or clear it.
 
+    Everything under the directory is counted, including temporaries left by killed builds.
     The cap is $XPILER_CACHE_MAX_MB (default 4096; 0: no cap); every fresh build checks it
-    from time to time, deleting the least recently used objects."""
-    from .run import cache_dir, cache_limit_bytes, prune_cache
+    from time to time, deleting stale temporaries and the least recently used objects."""
+    from .run import cache_limit_bytes, cache_usage, clear_cache, prune_cache
 
     if prune and clear:
         raise UsageError("--prune and --clear exclude each other")
-    root = cache_dir()
     deleted = freed = 0
     if clear:
-        for f in root.iterdir():
-            try:
-                size = f.stat().st_size if f.is_file() else 0
-                shutil.rmtree(f) if f.is_dir() else f.unlink()
-            except OSError:
-                continue
-            deleted += 1
-            freed += size
+        deleted, freed = clear_cache()
     elif prune:
         deleted, freed = prune_cache(min_age=0)
-    files = [f for f in root.iterdir() if f.is_file()]
-    info = {"directory": str(root), "files": len(files), "bytes": sum(f.stat().st_size for f in files),
-            "cap_bytes": cache_limit_bytes(), "deleted": deleted, "freed_bytes": freed}
+    info = {**cache_usage(), "cap_bytes": cache_limit_bytes(), "deleted": deleted, "freed_bytes": freed}
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
-    cap = f"{info['cap_bytes'] / (1 << 20):.0f} MB" if info["cap_bytes"] else "none"
-    click.echo(f"{root}: {info['files']} files, {info['bytes'] / (1 << 20):.1f} MB (cap {cap})")
+    mb = 1 << 20
+    cap = f"{info['cap_bytes'] / mb:.0f} MB" if info["cap_bytes"] else "none"
+    click.echo(f"{info['directory']}: {info['files']} files, {info['bytes'] / mb:.1f} MB (cap {cap})")
+    if info["temporaries"]:
+        n = info["temporaries"]
+        click.echo(f"of which {n} {'temporary' if n == 1 else 'temporaries'} of builds, {info['temporary_bytes'] / mb:.1f} MB "
+                   f"({info['stale_temporaries']} stale, {info['stale_temporary_bytes'] / mb:.1f} MB: "
+                   "left by killed builds, removed by --prune)")
     if prune or clear:
-        click.echo(f"deleted {deleted} files, {freed / (1 << 20):.1f} MB")
+        click.echo(f"deleted {deleted} files, {freed / mb:.1f} MB")
 
 
 # ------------------------------------------------------------------------------ entry point
