@@ -9,9 +9,10 @@ How a run works
    in the user cache directory (``$XPILER_CACHE_DIR`` or ``~/.cache/xpiler``), kept under
    ``$XPILER_CACHE_MAX_MB`` (default 4096) by deleting the least recently used objects.
 3. A forked child process (time limit, address-space limit) loads the object with ctypes,
-   configures the device profile, copies the numpy arguments into guarded shared memory (each
-   ends at a PROT_NONE page, so an overrun faults and names the argument), calls the entry and
-   checks the canaries. The parent copies the results back into the caller's arrays.
+   configures the device profile, copies the numpy arguments into shared memory, which the
+   runtime moves into guarded slots of its reserved arena (at least 4 GiB of PROT_NONE on each
+   side, so an out-of-bounds access at any plausible distance faults and names the argument),
+   calls the entry and checks the canaries. The parent copies the results back into the caller's arrays.
 4. Errors come back as one ``__XPILER_ERROR__ {json}`` line and become typed exceptions
    (``xpiler.errors``): BuildError, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
    OutOfBoundsAccess, StrictModeViolation.
@@ -27,6 +28,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -89,6 +91,10 @@ _SCALAR_CTYPES = {
     "uint8": ctypes.c_uint8, "bool": ctypes.c_bool,
 }
 
+# strict-mode rules a run may relax (xp::RelaxableRule in platforms/common/runtime/xp_core.h),
+# with the warning text by which a lenient run reports that a program breaks them
+RELAXABLE_RULES = {"barrier-divergence": (1, "barrier divergence")}
+
 _BANG_KTYPES = {"block": 1, "union1": 4, "union2": 8, "union4": 16, "union8": 32, "union16": 64}
 
 
@@ -103,11 +109,37 @@ def numpy_dtype(name: str) -> np.dtype:
 
 
 # ------------------------------------------------------------------------------ build
+# Layout of the cache directory (``cache_dir()``):
+#   <platform>-<key>.so, <platform>-<key>.so.sha256      a build and the sha256 of its bytes
+#   prefix-<key>.h, prefix-<key>.h.gch, ....h.gch.sha256  a precompiled runtime prefix
+#   tmp/xpiler-{build,pch,write}-<pid>-<random>          temporaries of a running build
+# An object or .gch is used only when its bytes match the recorded sha256, a prefix header only
+# when it holds exactly its prefix; anything else is corrupt and rebuilt. Everything under the
+# directory is counted and can be pruned.
+_TMP_DIR = "tmp"
+_TMP_RE = re.compile(r"^xpiler-(?:build|pch|write)-(\d+)-")
+_TMP_GRACE = 600                    # seconds: a temporary whose process is gone is stale after this
+_TMP_MAX_AGE = 3600                 # seconds: any older temporary is stale (builds time out at 180 s)
+_PRODUCT_RE = re.compile(r"^(?P<main>.+\.so|prefix-[0-9a-f]+\.h(?P<gch>\.gch)?)(?P<sum>\.sha256)?$")
+
+
 def cache_dir() -> Path:
-    root = os.environ.get("XPILER_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "xpiler")
+    """The build cache directory (created); a UsageError when it cannot be used."""
+    env = os.environ.get("XPILER_CACHE_DIR")
+    root = env or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "xpiler")
     path = Path(root) / "build"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        if (path / _TMP_DIR).is_file():   # our own tmp/ clobbered: it holds nothing of value
+            (path / _TMP_DIR).unlink()
+        (path / _TMP_DIR).mkdir(parents=True, exist_ok=True)
+        problem = None if all(os.access(p, os.W_OK | os.X_OK) for p in (path, path / _TMP_DIR)) else \
+            "permission denied (not writable)"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    if problem:
+        where = (f"XPILER_CACHE_DIR={env}" if env else
+                 f"the default build cache {root} (set XPILER_CACHE_DIR to use another directory)")
+        raise UsageError(f"{where}: cannot use {path} as the build cache directory: {problem}")
     return path
 
 
@@ -121,52 +153,180 @@ def cache_limit_bytes() -> int:
     return max(0, int(mb * (1 << 20)))
 
 
-def prune_cache(limit: int | None = None, *, min_age: float = _PRUNE_MIN_AGE) -> tuple[int, int]:
-    """Delete least-recently-used build products until the cache is under 80% of ``limit``.
-
-    A cache hit refreshes its file's mtime, so mtime order is use order. Files younger than
-    ``min_age`` seconds are kept whatever the size: another process may be about to load one
-    it has just built or found (deleting it would make that run fail). A precompiled prefix is
-    deleted together with its header. Returns (files deleted, bytes freed).
-    """
-    limit = cache_limit_bytes() if limit is None else limit
-    if limit <= 0:
-        return 0, 0
-    root = cache_dir()
-    entries = []
+def _size(path: Path) -> int:
+    """Bytes of a file, or of everything below a directory (symbolic links are not followed)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return 0
+    if not stat.S_ISDIR(st.st_mode):
+        return st.st_size
     total = 0
-    for f in root.iterdir():
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if not stat.S_ISDIR(st.st_mode):
+                total += st.st_size
+    return total
+
+
+def _remove(path: Path) -> bool:
+    """Delete a file or a whole directory; False when it was not there (or could not go)."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        return True
+    except OSError:
+        return False
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True                       # another user's process
+    except (OverflowError, ValueError):
+        return False
+    return pid > 0
+
+
+def _stale_temporary(name: str, mtime: float, now: float) -> bool:
+    """A temporary is garbage when older than _TMP_MAX_AGE, or when the process named in it
+    (xpiler-*-<pid>-...) is gone - or it names none (older versions) - and it is older than
+    _TMP_GRACE (a margin for a builder in another pid namespace sharing the directory)."""
+    age = now - mtime
+    if age > _TMP_MAX_AGE:
+        return True
+    if age <= _TMP_GRACE:
+        return False
+    m = _TMP_RE.match(name)
+    return m is None or not _pid_running(int(m.group(1)))
+
+
+def _scan_cache(root: Path):
+    """(build groups, temporaries) under ``root``.
+
+    A group is one build product with its companions: ``X.so`` + ``X.so.sha256``, or
+    ``prefix-K.h`` + ``.h.gch`` + ``.h.gch.sha256``; it is kept or deleted as a whole and its
+    use time is the mtime of the object (``.so`` / ``.gch``, refreshed by each use). Every
+    other entry (anything under ``tmp/``, and leftovers of older versions such as
+    ``xpiler-pch-*`` directories) is a temporary. Items: (path, bytes, mtime)."""
+    groups: dict[str, list] = {}
+    temps = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return [], []
+    for name in names:
+        path = root / name
         try:
-            st = f.stat()
+            st = path.lstat()
         except OSError:
             continue                      # removed by a concurrent pruner
-        if not f.is_file():
+        if name == _TMP_DIR and stat.S_ISDIR(st.st_mode):
+            try:
+                inner = sorted(os.listdir(path))
+            except OSError:
+                inner = []
+            for sub in inner:
+                try:
+                    sst = (path / sub).lstat()
+                except OSError:
+                    continue
+                temps.append((path / sub, _size(path / sub), sst.st_mtime))
             continue
-        total += st.st_size
-        if f.suffix in (".so", ".gch"):
-            entries.append((st.st_mtime, f, st.st_size))
-    if total <= limit:
-        return 0, 0
-    target = int(limit * 0.8)
+        m = _PRODUCT_RE.match(name)
+        if m is None:
+            temps.append((path, _size(path), st.st_mtime))
+            continue
+        key = m.group("main")
+        if key.endswith(".gch"):
+            key = key[:-4]
+        groups.setdefault(key, []).append((path, _size(path), st.st_mtime))
+    out = []
+    for key, items in groups.items():
+        main = [i for i in items if i[0].name == (key if key.endswith(".so") else key + ".gch")]
+        mtime = max(i[2] for i in (main or items))
+        out.append((mtime, items))
+    return out, temps
+
+
+def cache_usage() -> dict:
+    """What ``xpiler cache`` shows: every entry under the cache directory is counted."""
+    root = cache_dir()
+    groups, temps = _scan_cache(root)
     now = time.time()
+    build_files = [i for _, items in groups for i in items]
+    stale = [t for t in temps if _stale_temporary(t[0].name, t[2], now)]
+    return {"directory": str(root),
+            "files": len(build_files) + len(temps),
+            "bytes": sum(i[1] for i in build_files) + sum(t[1] for t in temps),
+            "temporaries": len(temps), "temporary_bytes": sum(t[1] for t in temps),
+            "stale_temporaries": len(stale), "stale_temporary_bytes": sum(t[1] for t in stale)}
+
+
+def _remove_stale_temporaries(temps, now: float) -> tuple[int, int]:
     deleted = freed = 0
-    for mtime, f, size in sorted(entries, key=lambda e: e[0]):
+    for path, size, mtime in temps:
+        if _stale_temporary(path.name, mtime, now) and _remove(path):
+            deleted += 1
+            freed += size
+    return deleted, freed
+
+
+def prune_cache(limit: int | None = None, *, min_age: float = _PRUNE_MIN_AGE) -> tuple[int, int]:
+    """Delete stale temporaries, then least-recently-used builds until the cache (everything
+    under its directory) is under 80% of ``limit``.
+
+    Stale temporaries (see ``_stale_temporary``: left by a killed build) are always deleted,
+    whatever the cap. A cache hit refreshes its object's mtime, so mtime order is use order.
+    Builds younger than ``min_age`` seconds are kept whatever the size: another process may be
+    about to load one it has just built or found (deleting it would make that run fail). A
+    build is deleted with its companions (hash sidecar; a precompiled prefix with its header).
+    Returns (entries deleted, bytes freed).
+    """
+    limit = cache_limit_bytes() if limit is None else limit
+    root = cache_dir()
+    groups, temps = _scan_cache(root)
+    now = time.time()
+    deleted, freed = _remove_stale_temporaries(temps, now)
+    if limit <= 0:
+        return deleted, freed
+    total = sum(i[1] for _, items in groups for i in items) + sum(t[1] for t in temps) - freed
+    if total <= limit:
+        return deleted, freed
+    target = int(limit * 0.8)
+    for mtime, items in sorted(groups, key=lambda g: g[0]):
         if total <= target:
             break
         if now - mtime < min_age:
             break                         # everything after this one is younger still
-        victims = [f]
-        if f.suffix == ".gch":
-            victims.append(f.with_suffix(""))        # prefix-<key>.h.gch -> prefix-<key>.h
-        for v in victims:
-            try:
-                vsize = v.stat().st_size
-                v.unlink()
-            except OSError:
-                continue
-            total -= vsize
-            freed += vsize
-            deleted += 1
+        # the object first: a sidecar or header left behind alone is harmless
+        for path, size, _ in sorted(items, key=lambda i: not i[0].name.endswith((".so", ".gch"))):
+            if _remove(path):
+                total -= size
+                freed += size
+                deleted += 1
+    return deleted, freed
+
+
+def clear_cache() -> tuple[int, int]:
+    """Delete every build and every stale temporary (a running build's are kept)."""
+    root = cache_dir()
+    groups, temps = _scan_cache(root)
+    deleted, freed = _remove_stale_temporaries(temps, time.time())
+    for _, items in groups:
+        for path, size, _ in items:
+            if _remove(path):
+                deleted += 1
+                freed += size
     return deleted, freed
 
 
@@ -174,7 +334,8 @@ _fresh_builds = 0
 
 
 def _note_fresh_build() -> None:
-    """Check the cache size every ``_PRUNE_EVERY`` fresh builds of this process (and on the first)."""
+    """Check the cache every ``_PRUNE_EVERY`` fresh builds of this process (and on the first):
+    stale temporaries go, and least-recently-used builds when over the cap."""
     global _fresh_builds
     if _fresh_builds % _PRUNE_EVERY == 0:
         try:
@@ -209,23 +370,90 @@ def _runtime_digest(include_dirs: Sequence[Path]) -> str:
     return h.hexdigest()
 
 
+def _sidecar(obj: Path) -> Path:
+    return obj.with_name(obj.name + ".sha256")
+
+
+def _file_sha256(path: Path) -> str:
+    with open(path, "rb") as f:          # a directory raises IsADirectoryError
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _verified(obj: Path) -> bool:
+    """Whether ``obj`` is a regular file whose sha256 is the one recorded when it was built.
+
+    A missing, unreadable or mismatching sidecar, or an object that is not a regular file
+    (truncated, overwritten, bit-flipped, replaced by another build or by a directory), is
+    corrupt: the caller rebuilds it."""
+    try:
+        if not stat.S_ISREG(os.stat(obj).st_mode):
+            return False
+        want = _sidecar(obj).read_text().split()[0]
+        return _file_sha256(obj) == want
+    except (OSError, UnicodeDecodeError, IndexError):
+        return False
+
+
+def _tmp_name(kind: str) -> str:
+    return f"xpiler-{kind}-{os.getpid()}-"
+
+
+def _write_atomic(dest: Path, data: bytes) -> None:
+    """Write ``dest`` via a temporary in the cache's tmp/ and a rename (readers see all or nothing)."""
+    fd, name = tempfile.mkstemp(prefix=_tmp_name("write"), dir=dest.parent / _TMP_DIR)
+    try:
+        os.fchmod(fd, 0o644)              # mkstemp's 0600 would hide it from a shared cache's users
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        _make_room(dest)
+        os.replace(name, dest)
+    except BaseException:
+        _remove(Path(name))
+        raise
+
+
+def _make_room(dest: Path) -> None:
+    """os.replace cannot overwrite a directory: a corrupt entry that is one goes first."""
+    if dest.is_dir() and not dest.is_symlink():
+        shutil.rmtree(dest, ignore_errors=True)
+
+
+def _install(tmp_obj: Path, dest: Path) -> None:
+    """Move a fresh build into the cache: the object (atomically), then its sha256 sidecar.
+
+    Builds are deterministic (same unit, flags and compiler: same bytes), so concurrent builders
+    of one key install the same bytes; a crash between the two steps leaves a mismatch, which
+    the next use repairs by rebuilding."""
+    digest = _file_sha256(tmp_obj)
+    _make_room(dest)
+    os.replace(tmp_obj, dest)
+    _write_atomic(_sidecar(dest), f"{digest}\n".encode())
+
+
 def build(platform: str, source: str, path: str, *, strict: bool, profile: dict) -> tuple[Path, float, bool]:
-    """Build ``source`` for the virtual device; returns (shared object, build seconds, cached)."""
+    """Build ``source`` for the virtual device; returns (shared object, build seconds, cached).
+
+    A cached object is returned only after its bytes matched the sha256 recorded when it was
+    built (otherwise it is rebuilt in place). Residual window: the run loads the object a few
+    milliseconds later, in the forked child; a change made in place (not by rename) in between
+    is not seen. Renames are harmless: the child opens whatever complete file is there."""
     emulate = platforms.module(platform, "emulate")
     unit = emulate.prepare(source, path, strict=strict, profile=profile)
     include_dirs = [Path(d) for d in emulate.INCLUDE_DIRS]
     flags = _BASE_FLAGS + list(emulate.compile_flags(strict))
     cxx = _compiler_id()
     key = hashlib.sha256("\0".join([cxx, " ".join(flags), _runtime_digest(include_dirs), unit]).encode()).hexdigest()[:32]
-    out = cache_dir() / f"{platform}-{key}.so"
-    if out.exists():
+    root = cache_dir()
+    out = root / f"{platform}-{key}.so"
+    if _verified(out):
         _touch(out)                       # LRU order for prune_cache
         return out, 0.0, True
     _note_fresh_build()
     pch = _precompiled_prefix(cxx, flags, include_dirs, unit)
-    with tempfile.TemporaryDirectory(prefix="xpiler-build-") as tmp:
-        src = Path(tmp) / "unit.cpp"
-        tmp_so = Path(tmp) / "unit.so"
+    tmp = Path(tempfile.mkdtemp(prefix=_tmp_name("build"), dir=root / _TMP_DIR))
+    try:
+        src = tmp / "unit.cpp"
+        tmp_so = tmp / "unit.so"
         if pch is not None:
             header, body = pch
             src.write_text(body)
@@ -244,7 +472,9 @@ def build(platform: str, source: str, path: str, *, strict: bool, profile: dict)
         if proc.returncode != 0:
             raise BuildError(f"{path}: does not build for the {platform} virtual device",
                              detail=_trim_compiler_output(proc.stderr, str(src)))
-        os.replace(tmp_so, out)  # atomic: concurrent builders never see half a file
+        _install(tmp_so, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out, seconds, False
 
 
@@ -253,7 +483,10 @@ def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
 
     Every emulated unit starts with the same runtime prefix (profile macros + runtime header),
     which is most of the compile time; g++ loads it from a .gch built once per prefix and flag
-    set. Returns (header, rest of the unit) or None when there is no prefix or the header does
+    set (the prefix must not depend on the source path, or each path builds its own). The .gch
+    is used only when it matches its recorded sha256 and the header holds exactly the prefix;
+    otherwise both are rebuilt (g++ ignores a garbage .gch silently, but fails on a truncated
+    one). Returns (header, rest of the unit) or None when there is no prefix or the header does
     not precompile (the caller then builds the unit as it is).
     """
     cut = unit.find("\n#line ")
@@ -263,11 +496,15 @@ def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
     pch_flags = [f for f in flags if f != "-shared"]
     key = hashlib.sha256("\0".join([cxx, " ".join(pch_flags), _runtime_digest(include_dirs),
                                      prefix]).encode()).hexdigest()[:24]
-    header = cache_dir() / f"prefix-{key}.h"
+    root = cache_dir()
+    header = root / f"prefix-{key}.h"
     gch = Path(str(header) + ".gch")
-    if not gch.exists():
-        with tempfile.TemporaryDirectory(prefix="xpiler-pch-", dir=cache_dir()) as tmp:
-            tmp_h = Path(tmp) / header.name
+    if _verified(gch):
+        _touch(gch)
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix=_tmp_name("pch"), dir=root / _TMP_DIR))
+        try:
+            tmp_h = tmp / header.name
             tmp_h.write_text(prefix)
             cmd = [cxx, *pch_flags, *(f"-I{d}" for d in include_dirs), "-x", "c++-header", str(tmp_h),
                    "-o", str(tmp_h) + ".gch"]
@@ -277,16 +514,15 @@ def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
                 return None
             if proc.returncode != 0:
                 return None
-            if not header.exists():
-                os.replace(tmp_h, header)
-            os.replace(str(tmp_h) + ".gch", gch)
-    else:
-        _touch(gch)
-    if not header.exists():          # atomically: a concurrent build may be reading it
-        fd, tmp_name = tempfile.mkstemp(prefix=header.name, dir=cache_dir())
-        with os.fdopen(fd, "w") as f:
-            f.write(prefix)
-        os.replace(tmp_name, header)
+            _install(Path(str(tmp_h) + ".gch"), gch)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        intact = header.read_bytes() == prefix.encode()
+    except OSError:
+        intact = False
+    if not intact:                   # atomically: a concurrent build may be reading it
+        _write_atomic(header, prefix.encode())
     return header, body
 
 
@@ -424,10 +660,30 @@ def _options(platform: str, strict: bool, profile: dict) -> _Options:
 
 # ------------------------------------------------------------------------------ child process
 def _child(so: Path, entry_symbol: str, is_kernel: bool, params: Sequence[Param], values: list,
-           buffers: list, launch: _Launch, options: _Options, mem_limit: int, out_fd: int) -> int:
+           buffers: list, launch: _Launch, options: _Options, mem_limit: int, out_fd: int,
+           relax_mask: int = 0) -> int:
     """Runs in the forked child; returns the exit status (never raises)."""
     os.dup2(out_fd, 1)
     os.dup2(out_fd, 2)
+    lib = ctypes.CDLL(str(so))
+    # the runtime reserves its guarded arena here, before the address-space limit below (the
+    # reservation is address space only; the runtime charges committed buffers to mem_limit)
+    lib.__xp_configure(ctypes.byref(options))
+    lib.__xp_set_memory_limit.argtypes = [ctypes.c_ulonglong]
+    lib.__xp_set_memory_limit(mem_limit)
+    lib.__xp_relax_rules.argtypes = [ctypes.c_uint]
+    lib.__xp_relax_rules(relax_mask)
+    reg = lib.__xp_register_buffer
+    reg.restype = ctypes.c_void_p
+    reg.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_char_p]
+    addrs = []
+    for p, buf in zip(params, buffers):
+        if buf is not None:
+            buf.protect_guard()
+            # moved into a slot of the arena: far out-of-bounds accesses fault and name it
+            addrs.append(reg(buf.base, buf.map_len, buf.addr, buf.nbytes, p.name.encode()))
+        else:
+            addrs.append(None)
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         want = _address_space() + mem_limit
@@ -435,37 +691,29 @@ def _child(so: Path, entry_symbol: str, is_kernel: bool, params: Sequence[Param]
             resource.setrlimit(resource.RLIMIT_AS, (want, hard))
     except (ValueError, OSError):
         pass
-    lib = ctypes.CDLL(str(so))
-    lib.__xp_configure(ctypes.byref(options))
-    reg = lib.__xp_register_buffer
-    reg.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_char_p]
-    for p, buf in zip(params, buffers):
-        if buf is not None:
-            buf.protect_guard()
-            reg(buf.base, buf.map_len, buf.addr, buf.nbytes, p.name.encode())
     t0 = time.perf_counter()
     if is_kernel:
-        alloc = lib.__xp_device_alloc
+        alloc = lib.__xp_device_alloc_named
         alloc.restype = ctypes.c_void_p
-        alloc.argtypes = [ctypes.c_ulonglong]
+        alloc.argtypes = [ctypes.c_ulonglong, ctypes.c_char_p]
         holders, device = [], []
-        for p, v, buf in zip(params, values, buffers):
+        for p, v, buf, addr in zip(params, values, buffers, addrs):
             if buf is not None:
-                d = alloc(buf.nbytes)
-                ctypes.memmove(d, buf.addr, buf.nbytes)
-                device.append((d, buf))
+                d = alloc(buf.nbytes, p.name.encode())
+                ctypes.memmove(d, addr, buf.nbytes)
+                device.append((d, addr, buf))
                 holders.append(ctypes.c_void_p(d))
             else:
                 holders.append(_scalar_ctype(p, v))
         argv = (ctypes.c_void_p * max(1, len(holders)))(*[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in holders])
         getattr(lib, entry_symbol)(ctypes.byref(launch), argv)
-        for d, buf in device:
-            ctypes.memmove(buf.addr, d, buf.nbytes)
+        for d, addr, buf in device:
+            ctypes.memmove(addr, d, buf.nbytes)
     else:
         fn = getattr(lib, entry_symbol)
         fn.restype = None
-        call = [ctypes.c_void_p(buf.addr) if buf is not None else _scalar_ctype(p, v)
-                for p, v, buf in zip(params, values, buffers)]
+        call = [ctypes.c_void_p(addr) if buf is not None else _scalar_ctype(p, v)
+                for p, v, buf, addr in zip(params, values, buffers, addrs)]
         fn(*call)
     elapsed = time.perf_counter() - t0
     lib.__xp_check_canaries()
@@ -498,7 +746,7 @@ def _host_wrapper(entry) -> str:
 
 
 def _execute(so: Path, program: Program, entry_params, values, launch, options, timeout, mem_limit,
-             path: str) -> tuple[float, list[str], str]:
+             path: str, relax_mask: int = 0) -> tuple[float, list[str], str]:
     entry = program.entry
     is_kernel = entry.kind == "kernel"
     symbol = (f"__xp_kernel_{entry.name}" if is_kernel
@@ -517,7 +765,7 @@ def _execute(so: Path, program: Program, entry_params, values, launch, options, 
             status = 1
             try:
                 status = _child(so, symbol, is_kernel, entry_params, values, buffers, launch,
-                                options, mem_limit, out.fileno())
+                                options, mem_limit, out.fileno(), relax_mask)
             except MemoryError:
                 os.write(2, b'\n__XPILER_ERROR__ {"kind": "memory", "kernel": "", "message": "out of memory"}\n')
                 status = 43
@@ -584,7 +832,7 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
                launch: dict | None = None, platform: str | None = None, timeout: float = 60,
                *, strict: bool = False, profile: str | dict | None = None,
                memory_limit: int = DEFAULT_MEMORY_LIMIT, source: str | None = None,
-               program: Program | None = None) -> RunResult:
+               program: Program | None = None, relax: Sequence[str] = ()) -> RunResult:
     """Run ``path``'s entry on the virtual device; pointer arguments are updated in place.
 
     ``args``: one item per entry parameter — numpy arrays for pointers (dtype must match the
@@ -592,6 +840,8 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     ``{"grid": (x,y,z), "block": (x,y,z), "shmem": n}`` or, for BANG,
     ``{"clusters": C, "cores": K, "type": "union1"}``; default from the device profile.
     ``strict``: enforce the target's rules (used for every translation xpiler emits).
+    ``relax``: names from ``RELAXABLE_RULES`` that strict mode only warns about in this run
+    (a translation's output is not held to a rule its source breaks).
     """
     path = str(path)
     if source is None:
@@ -618,5 +868,20 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     so, build_s, cached = build(plat, unit_source, path, strict=strict, profile=prof)
     launch_cfg = _launch_struct(plat, launch, prof) if program.entry.kind == "kernel" else _Launch()
     elapsed, warnings, stdout = _execute(so, program, params, values, launch_cfg,
-                                         _options(plat, strict, prof), timeout, memory_limit, path)
+                                         _options(plat, strict, prof), timeout, memory_limit, path,
+                                         relax_mask(relax))
     return RunResult(plat, program.entry.name, strict, elapsed, build_s, cached, warnings, stdout)
+
+
+def relax_mask(names: Sequence[str]) -> int:
+    mask = 0
+    for name in names:
+        if name not in RELAXABLE_RULES:
+            raise UsageError(f"unknown relaxable rule '{name}' (known: {', '.join(RELAXABLE_RULES)})")
+        mask |= RELAXABLE_RULES[name][0]
+    return mask
+
+
+def broken_rules(warnings: Sequence[str]) -> list[str]:
+    """The relaxable rules a (lenient) run's warnings say the program breaks."""
+    return [name for name, (_, text) in RELAXABLE_RULES.items() if any(text in w for w in warnings)]

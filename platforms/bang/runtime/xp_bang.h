@@ -844,6 +844,15 @@ inline cnrtRet_t cnrtMalloc(void **p, size_t bytes) {
   return cnrtSuccess;
 }
 template <class T> inline cnrtRet_t cnrtMalloc(T **p, size_t bytes) { return cnrtMalloc((void **)p, bytes); }
+// Named device allocations (see xp::AllocSite; the macro is defined at the end of this header).
+inline cnrtRet_t cnrtMalloc(void **p, size_t bytes, ::xp::AllocSite s) {
+  if (!p) return cnrtErrorInvalidValue;
+  xp::install_handlers();
+  *p = xp::guarded_alloc(bytes, "device allocation", xp::kDeviceAlign, xp::options().strict != 0,
+                         ::xp::site_label("cnrtMalloc", s));
+  return cnrtSuccess;
+}
+template <class T> inline cnrtRet_t cnrtMalloc(T **p, size_t bytes, ::xp::AllocSite s) { return cnrtMalloc((void **)p, bytes, s); }
 inline cnrtRet_t cnrtFree(void *p) { if (p) __xp_device_free(p); return cnrtSuccess; }
 inline cnrtRet_t cnrtMemcpy(void *dst, const void *src, size_t bytes, cnrtMemTransDir_t dir) {
   bool dd = xpb::is_device_ptr(dst), sd = xpb::is_device_ptr(src);
@@ -885,3 +894,4 @@ inline void run_stub(void (*k)(P...), const char *name, const xp_launch_t *cfg, 
 }  // namespace xpb
 
 #include "xp_bang_intrinsics.gen.h"
+#define cnrtMalloc(...) cnrtMalloc(__VA_ARGS__, ::xp::AllocSite{#__VA_ARGS__, __FILE__, __LINE__})

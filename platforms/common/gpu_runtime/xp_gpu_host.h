@@ -58,10 +58,10 @@ inline Region *device_region(const void *p) {
   return nullptr;
 }
 
-inline int api_malloc(void **p, size_t n) {
+inline int api_malloc(void **p, size_t n, const char *label = nullptr) {
   install_handlers();
   if (!p) return set_error(E_INVALID_VALUE);
-  *p = guarded_alloc(n, "device allocation", kDeviceAlign, options().strict != 0);
+  *p = guarded_alloc(n, "device allocation", kDeviceAlign, options().strict != 0, label);
   return E_SUCCESS;
 }
 

@@ -121,8 +121,33 @@ __attribute__((noinline)) inline void yield_to_scheduler() {
   xp_ctx_switch(&b.th[b.cur].fib.sp, b.sched_sp);
 }
 
+// A barrier completed because the threads that did not reach it had exited: CUDA and HIP
+// require every thread of the block to reach each __syncthreads (compute-sanitizer's synccheck
+// reports this as barrier divergence; hardware behaviour is undefined). Strict mode stops the run
+// unless the driver relaxed the rule (a translation whose source does the same); lenient mode
+// warns once.
+inline void barrier_divergence() {
+  BlockState &b = block_state();
+  int first = -1;
+  for (int i = 0; i < b.n && first < 0; ++i)
+    if (b.th[i].st == TS_DONE) first = i;
+  if (first < 0) return;
+  const uint3 t = b.th[first].tid;
+  const char *fmt = "barrier divergence in block (%u,%u,%u): __syncthreads was reached by %d of %d threads; "
+                    "%d exited without reaching it (first: thread (%u,%u,%u)); every thread of a block must "
+                    "reach each barrier";
+  if (options().strict && !(relaxed_rules() & RULE_BARRIER_DIVERGENCE))
+    fail(FAIL_STRICT, fmt, g_bid.x, g_bid.y, g_bid.z, b.at_barrier, b.n, b.done, t.x, t.y, t.z);
+  static bool warned = false;
+  if (!warned) {
+    warned = true;
+    warn(fmt, g_bid.x, g_bid.y, g_bid.z, b.at_barrier, b.n, b.done, t.x, t.y, t.z);
+  }
+}
+
 inline void release_barrier() {
   BlockState &b = block_state();
+  if (b.done > 0) barrier_divergence();
   int total = b.at_barrier;
   for (auto &t : b.th)
     if (t.st == TS_BARRIER) { t.st = TS_READY; t.bar_count = b.bar_count; t.bar_total = total; }

@@ -8,9 +8,11 @@
 //     driver can raise the matching typed exception (kind: runtime | oob | strict | memory | abort);
 //   * fibers (x86-64 context switch) used to run the threads of a block / the tasks of a BANG
 //     launch with true barrier semantics on one OS thread (deterministic);
-//   * guarded device memory: every device allocation ends at a PROT_NONE page, so reading or
-//     writing past its end faults and is reported as an out-of-bounds access naming the
-//     allocation; the <= 15 slack bytes before the guard hold a canary checked after each run.
+//   * guarded memory: every buffer (argument, device allocation, shared memory, fiber stack)
+//     has a slot of its own in one reserved arena, between PROT_NONE guards of >= 4 GiB, so an
+//     access before or past it faults and is reported as an out-of-bounds access naming it (see
+//     "guarded allocations" below); the slack bytes next to the data hold a canary checked after
+//     each run.
 //
 // Everything is header-only and `static`/`inline`: each emulated translation unit is one .so.
 #pragma once
@@ -24,6 +26,8 @@
 #include <cstring>
 #include <deque>
 #include <sys/mman.h>
+#include <ucontext.h>
+#include <algorithm>
 #include <unistd.h>
 #include <type_traits>
 #include <utility>
@@ -108,6 +112,14 @@ inline void warn(const char *fmt, ...) {
   if (write(2, line, (size_t)n) < 0) {}
 }
 
+// Strict-mode rules the driver may relax for one run (__xp_relax_rules): a translation's output
+// is held to a rule only where its source keeps it.
+enum RelaxableRule : unsigned { RULE_BARRIER_DIVERGENCE = 1u };
+inline unsigned &relaxed_rules() {
+  static unsigned r = 0;
+  return r;
+}
+
 // Strict-mode rule check: in strict mode a violation stops the run; in lenient mode it is a
 // warning, reported once per rule site.
 #define XP_RULE(cond, ...)                                                        \
@@ -120,11 +132,28 @@ inline void warn(const char *fmt, ...) {
   } while (0)
 
 // ---------------------------------------------------------------- guarded allocations
+// Every buffer the program can reach (entry arguments, device allocations, shared memory, fiber
+// stacks) lives in its own slot of one reserved address range, the arena:
+//
+//   [ guard G ][ page-rounded body: slack | data ][ guard G ]
+//
+// The guards are PROT_NONE and at least kMinGuard bytes (4 GiB, or the buffer's own size when
+// larger) on each side, and everything of the arena that is not a live body is PROT_NONE too, so
+// an access up to G bytes past either end of a buffer faults inside that buffer's own slot and is
+// reported naming it, whatever its distance. The data ends 16-byte aligned right before the upper
+// guard; the few slack bytes after it and the slack before it (in the first page) hold a canary
+// that is checked after each run (writes there are caught; reads of them are not). Reserving the
+// arena costs address space only (PROT_NONE, MAP_NORESERVE); the driver's memory limit is applied
+// to committed bodies by this allocator (the address-space rlimit cannot see inside a
+// reservation).
 struct Region {
-  char *map; size_t map_len;   // whole mapping incl. guard page
+  char *map; size_t map_len;   // the committed body (whole mapping when lo/hi are unset)
   char *user; size_t size;     // what the program sees
-  int id; const char *what;    // "device allocation" / "fiber stack" / ...
+  int id; const char *what;    // class: "device allocation" / "fiber stack (kernel locals)" / ...
   bool live;
+  const char *label = nullptr; // how errors name it: "argument 'out'", "device allocation 'd_x' (...)"
+  char *lo = nullptr, *hi = nullptr;  // the slot: guards included (faults in it belong to this buffer)
+  bool stack = false;          // a fiber stack: a fault in its lower guard is a stack overflow
 };
 
 inline std::vector<Region> &regions() {
@@ -136,76 +165,296 @@ constexpr unsigned char kCanary = 0xA5;
 // Start alignment of device allocations: 32 bytes covers every vector type and wmma's 256-bit
 // pointer rule (hardware gives 256; a larger value would widen the unguarded slack).
 constexpr size_t kDeviceAlign = 32;
+constexpr size_t kMinGuard = size_t(4) << 30;      // 4 GiB each side of a buffer
+constexpr size_t kStackGuard = size_t(256) << 20;  // below (and above) a fiber stack
 
 inline size_t page_size() {
   static size_t p = (size_t)sysconf(_SC_PAGESIZE);
   return p;
 }
 
-// Allocate `size` bytes ending right before a PROT_NONE guard page (start aligned to `align`).
-inline void *guarded_alloc(size_t size, const char *what, size_t align = 16, bool poison = false) {
+inline size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+struct Arena {
+  char *base = nullptr;
+  size_t len = 0, next = 0, guard = 0;
+  size_t committed = 0, limit = 0;   // bytes of live bodies; limit 0 = none
+  std::vector<std::pair<char *, size_t>> free_slots;  // released slots (reused once the arena is full)
+};
+
+inline Arena &arena() {
+  static Arena a;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    // 32 TiB of address space when the system allows it; smaller reservations (with guards
+    // scaled down) where an address-space limit forbids that
+    for (int shift = 45; shift >= 34 && !a.base; shift -= 3) {
+      size_t len = size_t(1) << shift;
+      void *m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (m != MAP_FAILED) {
+        a.base = (char *)m;
+        a.len = len;
+        a.guard = std::min(kMinGuard, len >> 8);
+      }
+    }
+  }
+  return a;
+}
+
+// Label strings live as long as the process (error messages may name a freed buffer).
+inline const char *intern(const std::string &s) {
+  static std::deque<std::string> names;
+  names.push_back(s);
+  return names.back().c_str();
+}
+
+inline const char *region_label(const Region &r) { return r.label ? r.label : r.what; }
+
+// A slot of `body` bytes between guards of `guard` bytes; returns the body (nullptr: no arena room).
+inline char *arena_slot(size_t body, size_t guard, char **lo, char **hi) {
+  Arena &a = arena();
+  if (!a.base) return nullptr;
+  size_t need = guard + body + guard;
+  char *slot = nullptr;
+  if (need <= a.len - a.next) {
+    slot = a.base + a.next;
+    a.next += need;
+  } else {
+    for (auto it = a.free_slots.begin(); it != a.free_slots.end(); ++it)
+      if (it->second >= need) {
+        slot = it->first;
+        need = it->second;
+        a.free_slots.erase(it);
+        break;
+      }
+    if (!slot) return nullptr;
+    guard = (need - body) / 2 / page_size() * page_size();
+  }
+  *lo = slot;
+  *hi = slot + need;
+  return slot + guard;
+}
+
+inline void charge(size_t bytes, const char *what) {
+  Arena &a = arena();
+  if (a.limit && a.committed + bytes > a.limit)
+    fail(FAIL_MEMORY, "cannot allocate %zu bytes of %s: the run's memory limit is %zu MiB (%zu MiB in use)",
+         bytes, what, a.limit >> 20, a.committed >> 20);
+  a.committed += bytes;
+}
+
+inline int push_region(Region r) {
+  r.id = (int)regions().size();
+  regions().push_back(r);
+  return r.id;
+}
+
+// Allocate `size` bytes ending right before a guard (start aligned to `align`); `label` names
+// the buffer in errors (nullptr: `what`).
+inline void *guarded_alloc(size_t size, const char *what, size_t align = 16, bool poison = false,
+                           const char *label = nullptr, bool stack = false) {
   size_t ps = page_size();
-  size_t padded = (size + align - 1) / align * align;
+  size_t padded = round_up(size, align);
   if (padded == 0) padded = align;
-  size_t body = (padded + ps - 1) / ps * ps;
-  size_t len = body + ps;
-  void *m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) fail(FAIL_MEMORY, "cannot allocate %zu bytes of %s", size, what);
-  char *map = (char *)m;
-  mprotect(map + body, ps, PROT_NONE);
+  size_t body = round_up(padded, ps);
+  Arena &a = arena();
+  size_t guard = stack ? std::min(kStackGuard, a.guard) : std::max(a.guard, std::min(body, a.len >> 6));
+  char *lo = nullptr, *hi = nullptr;
+  char *map = arena_slot(body, guard, &lo, &hi);
+  if (map) {
+    charge(body, label ? label : what);
+    if (mmap(map, body, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+      fail(FAIL_MEMORY, "cannot allocate %zu bytes of %s", size, label ? label : what);
+  } else {  // no arena (or it is full): a mapping of its own with one guard page on each side
+    void *m = mmap(nullptr, body + 2 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) fail(FAIL_MEMORY, "cannot allocate %zu bytes of %s", size, label ? label : what);
+    lo = (char *)m;
+    hi = lo + body + 2 * ps;
+    mprotect(lo, ps, PROT_NONE);
+    mprotect(hi - ps, ps, PROT_NONE);
+    map = lo + ps;
+  }
   char *user = map + body - padded;
   if (poison) memset(user, 0xFF, padded);  // NaN for float/half, -1 for integers
   memset(user + size, kCanary, padded - size);
-  int id = (int)regions().size();
-  regions().push_back({map, len, user, size, id, what, true});
+  memset(map, kCanary, (size_t)(user - map));
+  Region r{map, body, user, size, 0, what, true};
+  r.label = label;
+  r.lo = lo;
+  r.hi = hi;
+  r.stack = stack;
+  push_region(r);
   return user;
 }
 
+inline char *slot_lo(const Region &r) { return r.lo ? r.lo : r.map; }
+inline char *slot_hi(const Region &r) { return r.hi ? r.hi : r.map + r.map_len; }
+
+// The live buffer whose slot (guards included) holds p; nullptr when none.
 inline Region *find_region(const void *p) {
+  const char *c = (const char *)p;
   for (auto &r : regions())
-    if (r.live && (const char *)p >= r.map && (const char *)p < r.map + r.map_len) return &r;
+    if (r.live && c >= slot_lo(r) && c < slot_hi(r)) return &r;
   return nullptr;
+}
+
+// Writes into the slack bytes around the data (between the data and the guards).
+inline void check_slack(const Region &r, const char *when) {
+  if (!r.lo) {  // a mapping placed by someone else (BANG on-chip arenas): only the upper slack
+    char *guard = r.map + r.map_len - page_size();
+    for (char *q = r.user + r.size; q < guard; ++q)
+      if ((unsigned char)*q != kCanary)
+        fail(FAIL_OOB, "out-of-bounds write of %s at byte offset %zu (it has %zu bytes: %zu byte(s) past its end)%s",
+             region_label(r), (size_t)(q - r.user), r.size, (size_t)(q - r.user) - r.size, when);
+    return;
+  }
+  for (char *q = r.map; q < r.user; ++q)
+    if ((unsigned char)*q != kCanary)
+      fail(FAIL_OOB, "out-of-bounds write of %s at byte offset -%zu (it has %zu bytes: %zu byte(s) before its start)%s",
+           region_label(r), (size_t)(r.user - q), r.size, (size_t)(r.user - q), when);
+  for (char *q = r.user + r.size; q < r.map + r.map_len; ++q)
+    if ((unsigned char)*q != kCanary)
+      fail(FAIL_OOB, "out-of-bounds write of %s at byte offset %zu (it has %zu bytes: %zu byte(s) past its end)%s",
+           region_label(r), (size_t)(q - r.user), r.size, (size_t)(q - r.user) - r.size, when);
 }
 
 inline void guarded_free(void *p) {
   Region *r = find_region(p);
   if (!r || r->user != (char *)p) fail(FAIL_RUNTIME, "free of a pointer that was not allocated on the device (%p)", p);
-  // the slack is checked now: after munmap an overrun of a freed buffer would go unseen
-  char *guard = r->map + r->map_len - page_size();
-  for (char *q = r->user + r->size; q < guard; ++q)
-    if ((unsigned char)*q != kCanary)
-      fail(FAIL_OOB, "out-of-bounds write: %zu byte(s) past the end of %s #%d (%zu bytes), found when it was freed",
-           (size_t)(q - (r->user + r->size)) + 1, r->what, r->id, r->size);
-  munmap(r->map, r->map_len);
+  // the slack is checked now: after the release an overrun of a freed buffer would go unseen
+  check_slack(*r, ", found when it was freed");
   r->live = false;
+  if (r->lo) {
+    // back to PROT_NONE: a later access through a dangling pointer faults and is reported as such
+    mmap(r->map, r->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    Arena &a = arena();
+    if (r->map >= a.base && r->map < a.base + a.len) {
+      a.committed -= r->map_len;
+      a.free_slots.push_back({r->lo, (size_t)(r->hi - r->lo)});
+    }
+  } else {
+    munmap(r->map, r->map_len);
+  }
 }
 
-// Writes into the slack between the end of an allocation and its guard page.
 inline void check_canaries() {
-  for (auto &r : regions()) {
-    if (!r.live) continue;
-    size_t ps = page_size();
-    char *guard = r.map + r.map_len - ps;
-    for (char *q = r.user + r.size; q < guard; ++q)
-      if ((unsigned char)*q != kCanary)
-        fail(FAIL_OOB, "out-of-bounds write: %zu byte(s) past the end of %s #%d (%zu bytes)",
-             (size_t)(q - (r.user + r.size)) + 1, r.what, r.id, r.size);
-  }
+  for (auto &r : regions())
+    if (r.live && r.what && !r.stack) check_slack(r, "");
 }
 
-inline void segv_handler(int sig, siginfo_t *info, void *) {
-  const char *addr = (const char *)info->si_addr;
-  for (auto &r : regions()) {
-    if (!r.live) continue;
-    const char *guard = r.map + r.map_len - page_size();
-    if (addr >= guard && addr < r.map + r.map_len)
-      fail(FAIL_OOB, "out-of-bounds access: %zu byte(s) past the end of %s #%d (%zu bytes)",
-           (size_t)(addr - (r.user + r.size)) + 1, r.what, r.id, r.size);
+// An entry argument the driver placed in shared memory ([map, map + map_len) ends at one guard
+// page): moved into an arena slot of its own (the parent keeps its view of the same pages), so
+// accesses far past it fault and name it. Returns the argument's address in this process.
+inline void *adopt_buffer(char *map, size_t map_len, char *user, size_t size, const char *label) {
+  size_t ps = page_size();
+  size_t body = map_len - ps;
+  char *lo = nullptr, *hi = nullptr;
+  char *slot = arena_slot(body, std::max(arena().guard, std::min(body, arena().len >> 6)), &lo, &hi);
+  char *at = map;
+  if (slot) {
+    void *m = mremap(map, body, body, MREMAP_MAYMOVE | MREMAP_FIXED, slot);
+    if (m == MAP_FAILED) lo = hi = nullptr;
+    else at = (char *)m;
   }
+  Region r{at, body, at + (user - map), size, 0, "argument", true};
+  r.label = label;
+  if (lo && at == slot) {
+    r.lo = lo;
+    r.hi = hi;
+    memset(at, kCanary, (size_t)(r.user - at));
+  } else {
+    r.map_len = map_len;  // left in place: its own guard page after it
+  }
+  push_region(r);
+  return r.user;
+}
+
+// Where the program allocated a device buffer: the runtime's cudaMalloc / hipMalloc / cnrtMalloc
+// macros pass the call's argument text and position (#line maps it to the user's file), so an
+// out-of-bounds access names the variable: "device allocation 'd_out' (cudaMalloc at add.cu:12)".
+struct AllocSite { const char *args; const char *file; int line; };
+
+inline const char *site_label(const char *api, const AllocSite &s) {
+  // the first top-level argument, e.g. "(void **)&d_out" or "reinterpret_cast<void**>(&d_out)"
+  std::string first;
+  int depth = 0;
+  for (const char *c = s.args ? s.args : ""; *c; ++c) {
+    if (*c == '(' || *c == '[' || *c == '<') depth++;
+    else if (*c == ')' || *c == ']' || *c == '>') depth--;
+    else if (*c == ',' && depth == 0) break;
+    first += *c;
+  }
+  size_t amp = first.rfind('&');
+  std::string name = amp == std::string::npos ? first : first.substr(amp + 1);
+  size_t b = name.find_first_not_of(" \t(");
+  size_t e = name.find_last_not_of(" \t)");
+  name = b == std::string::npos ? std::string() : name.substr(b, e - b + 1);
+  if (name.size() > 80) name = name.substr(0, 77) + "...";
+  const char *file = s.file ? s.file : "";
+  const char *slash = strrchr(file, '/');
+  std::string where = std::string(slash ? slash + 1 : file) + ":" + std::to_string(s.line);
+  return intern(name.empty() ? std::string("device allocation (") + api + " at " + where + ")"
+                             : "device allocation '" + name + "' (" + api + " at " + where + ")");
+}
+
+// Which region a faulting address belongs to: a live slot first, then a freed one.
+inline Region *fault_region(const char *addr, bool *freed) {
+  *freed = false;
+  if (Region *r = find_region(addr)) return r;
+  for (auto it = regions().rbegin(); it != regions().rend(); ++it)
+    if (!it->live && addr >= slot_lo(*it) && addr < slot_hi(*it)) { *freed = true; return &*it; }
+  return nullptr;
+}
+
+inline const char *&current_access() {  // "read" / "write" of the faulting instruction
+  static const char *a = "access";
+  return a;
+}
+
+inline void report_fault(const char *addr, const char *sp) {
+  const char *kind = current_access();
+  bool freed = false;
+  if (Region *r = fault_region(addr, &freed)) {
+    long long off = (long long)(addr - r->user);
+    if (r->stack && addr < r->map)
+      fail(FAIL_ABORT, "stack overflow: a thread of the kernel used more than its %zu-byte stack "
+           "(large local arrays or deep recursion)", r->size);
+    if (freed)
+      fail(FAIL_OOB, "%s of %s after it was freed (byte offset %lld of its %zu bytes)", kind, region_label(*r), off, r->size);
+    if (off < 0)
+      fail(FAIL_OOB, "out-of-bounds %s of %s at byte offset %lld (it has %zu bytes: %lld byte(s) before its start)",
+           kind, region_label(*r), off, r->size, -off);
+    if ((size_t)off == r->size)
+      fail(FAIL_OOB, "out-of-bounds %s of %s at byte offset %lld (it has %zu bytes: the first byte past its end)",
+           kind, region_label(*r), off, r->size);
+    if ((size_t)off > r->size)
+      fail(FAIL_OOB, "out-of-bounds %s of %s at byte offset %lld (it has %zu bytes: %lld byte(s) past its end)",
+           kind, region_label(*r), off, r->size, off - (long long)r->size);
+  }
+  Arena &a = arena();
+  if (a.base && addr >= a.base && addr < a.base + a.len)
+    fail(FAIL_OOB, "%s at address %p: device address space outside every buffer (a wild pointer: more than "
+         "%zu GiB past a buffer)", kind, (const void *)addr, a.guard >> 30);
   if ((uintptr_t)addr < 65536)
-    fail(FAIL_ABORT, "null pointer dereference at address %p (a failed allocation?)", info->si_addr);
-  fail(FAIL_ABORT, "%s at address %p (invalid memory access)", sig == SIGBUS ? "bus error" : "segmentation fault",
-       info->si_addr);
+    fail(FAIL_ABORT, "null pointer dereference (%s at address %p; a failed allocation?)", kind, (const void *)addr);
+  // the main thread's stack: the fault lies just below (or at) the stack pointer
+  if (sp && addr <= sp + 65536 && addr + 65536 >= sp)
+    fail(FAIL_ABORT, "stack overflow (%s at %p next to the stack pointer): the program's stack is exhausted "
+         "(large local arrays or deep recursion)", kind, (const void *)addr);
+  fail(FAIL_ABORT, "segmentation fault: %s at address %p (invalid memory access)", kind, (const void *)addr);
+}
+
+inline void segv_handler(int sig, siginfo_t *info, void *ctx) {
+  const char *sp = nullptr;
+#if defined(__x86_64__)
+  ucontext_t *uc = (ucontext_t *)ctx;
+  current_access() = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? "write" : "read";
+  sp = (const char *)uc->uc_mcontext.gregs[REG_RSP];
+#endif
+  if (sig == SIGBUS && !find_region(info->si_addr))
+    fail(FAIL_ABORT, "bus error at address %p", info->si_addr);
+  report_fault((const char *)info->si_addr, sp);
 }
 
 inline void fpe_handler(int, siginfo_t *, void *) { fail(FAIL_ABORT, "arithmetic exception (integer division by zero?)"); }
@@ -295,7 +544,7 @@ inline char *fiber_stack(size_t index, size_t size) {
   static std::vector<std::pair<char *, size_t>> pool;
   while (pool.size() <= index) pool.push_back({nullptr, 0});
   if (pool[index].second < size) {
-    void *p = guarded_alloc(size, "fiber stack (kernel locals)", 64);
+    void *p = guarded_alloc(size, "fiber stack (kernel locals)", 64, false, nullptr, true);
     pool[index] = {(char *)p, size};
   }
   return pool[index].first;
@@ -317,23 +566,32 @@ inline void call_with_args(void (*k)(A...), void **args) {
 XP_EXPORT void __xp_configure(const xp_options_t *o) {
   xp::options() = *o;
   xp::install_handlers();
+  xp::arena();  // reserve the address space now, before the driver sets the address-space rlimit
 }
+XP_EXPORT void __xp_relax_rules(unsigned mask) { xp::relaxed_rules() = mask; }
+// Bytes of guarded buffers (device allocations, shared memory, stacks) the run may commit.
+XP_EXPORT void __xp_set_memory_limit(unsigned long long bytes) { xp::arena().limit = (size_t)bytes; }
 XP_EXPORT void *__xp_device_alloc(unsigned long long bytes) {
   xp::install_handlers();
   return xp::guarded_alloc((size_t)bytes, "device allocation", xp::kDeviceAlign, xp::options().strict != 0);
 }
+// The driver's device copy of a kernel entry's argument: errors name the argument.
+XP_EXPORT void *__xp_device_alloc_named(unsigned long long bytes, const char *name) {
+  xp::install_handlers();
+  return xp::guarded_alloc((size_t)bytes, "device allocation", xp::kDeviceAlign, xp::options().strict != 0,
+                           xp::intern(std::string("argument '") + name + "'"));
+}
 XP_EXPORT void __xp_device_free(void *p) { xp::guarded_free(p); }
 XP_EXPORT void __xp_check_canaries() { xp::check_canaries(); }
 
-// Host buffers the driver places in guarded shared memory (entry arguments): registered so an
-// out-of-bounds access through them names the argument.
-XP_EXPORT void __xp_register_buffer(void *map, unsigned long long map_len, void *user,
-                                    unsigned long long size, const char *name) {
+// Host buffers the driver places in guarded shared memory (entry arguments): moved into an arena
+// slot and registered, so an out-of-bounds access through them names the argument. Returns the
+// argument's address in this process.
+XP_EXPORT void *__xp_register_buffer(void *map, unsigned long long map_len, void *user,
+                                     unsigned long long size, const char *name) {
   xp::install_handlers();
-  static std::deque<std::string> names;  // deque: c_str() stays valid
-  names.emplace_back(std::string("argument '") + name + "'");
-  int id = (int)xp::regions().size();
-  xp::regions().push_back({(char *)map, (size_t)map_len, (char *)user, (size_t)size, id, names.back().c_str(), true});
+  return xp::adopt_buffer((char *)map, (size_t)map_len, (char *)user, (size_t)size,
+                          xp::intern(std::string("argument '") + name + "'"));
 }
 
 // Allocation failures in user C++ code (e.g. under the driver's memory limit) are reported as

@@ -207,3 +207,22 @@ inline cudaError_t cudaLaunchKernel(const void *k, dim3 grid, dim3 block, void *
   return (cudaError_t)xp::gpu::set_error(xp::gpu::launch_untyped(k, grid, block, args, shmem));
 }
 inline unsigned __activemask() { return (unsigned)__xp_activemask(); }
+
+// Named device allocations (see xp::AllocSite): the macros come last so the runtime above calls
+// the plain functions; `::cudaMalloc(...)` still works (the expansion starts with the name).
+inline cudaError_t cudaMalloc(void **p, size_t n, ::xp::AllocSite s) {
+  return (cudaError_t)xp::gpu::api_malloc(p, n, ::xp::site_label("cudaMalloc", s));
+}
+template <class T> inline cudaError_t cudaMalloc(T **p, size_t n, ::xp::AllocSite s) { return cudaMalloc((void **)p, n, s); }
+inline cudaError_t cudaMallocManaged(void **p, size_t n, unsigned, ::xp::AllocSite s) {
+  return (cudaError_t)xp::gpu::api_malloc(p, n, ::xp::site_label("cudaMallocManaged", s));
+}
+inline cudaError_t cudaMallocManaged(void **p, size_t n, ::xp::AllocSite s) { return cudaMallocManaged(p, n, 0u, s); }
+template <class T> inline cudaError_t cudaMallocManaged(T **p, size_t n, unsigned f, ::xp::AllocSite s) {
+  return cudaMallocManaged((void **)p, n, f, s);
+}
+template <class T> inline cudaError_t cudaMallocManaged(T **p, size_t n, ::xp::AllocSite s) {
+  return cudaMallocManaged((void **)p, n, 0u, s);
+}
+#define cudaMalloc(...) cudaMalloc(__VA_ARGS__, ::xp::AllocSite{#__VA_ARGS__, __FILE__, __LINE__})
+#define cudaMallocManaged(...) cudaMallocManaged(__VA_ARGS__, ::xp::AllocSite{#__VA_ARGS__, __FILE__, __LINE__})

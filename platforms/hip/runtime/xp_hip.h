@@ -263,3 +263,22 @@ inline double __ocml_fma_f64(double x, double y, double z) { return fma(x, y, z)
 #undef XP_OCML1
 #undef XP_OCML2
 typedef __half __xp_f16;   // prepare() maps `_Float16` / `__fp16` to this (binary16, RNE arithmetic)
+
+// Named device allocations (see xp::AllocSite): the macros come last so the runtime above calls
+// the plain functions; `::hipMalloc(...)` still works (the expansion starts with the name).
+inline hipError_t hipMalloc(void **p, size_t n, ::xp::AllocSite s) {
+  return (hipError_t)xp::gpu::api_malloc(p, n, ::xp::site_label("hipMalloc", s));
+}
+template <class T> inline hipError_t hipMalloc(T **p, size_t n, ::xp::AllocSite s) { return hipMalloc((void **)p, n, s); }
+inline hipError_t hipMallocManaged(void **p, size_t n, unsigned, ::xp::AllocSite s) {
+  return (hipError_t)xp::gpu::api_malloc(p, n, ::xp::site_label("hipMallocManaged", s));
+}
+inline hipError_t hipMallocManaged(void **p, size_t n, ::xp::AllocSite s) { return hipMallocManaged(p, n, 0u, s); }
+template <class T> inline hipError_t hipMallocManaged(T **p, size_t n, unsigned f, ::xp::AllocSite s) {
+  return hipMallocManaged((void **)p, n, f, s);
+}
+template <class T> inline hipError_t hipMallocManaged(T **p, size_t n, ::xp::AllocSite s) {
+  return hipMallocManaged((void **)p, n, 0u, s);
+}
+#define hipMalloc(...) hipMalloc(__VA_ARGS__, ::xp::AllocSite{#__VA_ARGS__, __FILE__, __LINE__})
+#define hipMallocManaged(...) hipMallocManaged(__VA_ARGS__, ::xp::AllocSite{#__VA_ARGS__, __FILE__, __LINE__})
