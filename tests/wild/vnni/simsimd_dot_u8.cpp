@@ -1,0 +1,120 @@
+// Copyright (c) Ash Vardanian (SimSIMD; file header kept below). The project is under the Apache
+// License 2.0 (LICENSE of the sdist):
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+//
+// xpiler wild set: vnni/simsimd_dot_u8.cpp
+// origin: simsimd 6.5.16 (PyPI sdist), licence Apache-2.0
+//   simsimd-6.5.16/include/simsimd/dot.h lines 1-25 (verbatim)
+//   simsimd-6.5.16/include/simsimd/types.h lines 282-298 (verbatim)
+//   simsimd-6.5.16/include/simsimd/dot.h lines 1777-1814 (verbatim)
+// Lines between 'wild: added' markers are not from the original (includes and macros the
+// original gets from its framework headers, and the extern "C" entry replacing the
+// framework's tensor plumbing); everything else is copied verbatim.
+
+// ---- wild: added ----
+#include <immintrin.h>
+#include <stdint.h>
+#include <math.h>
+#define SIMSIMD_PUBLIC inline static
+#define SIMSIMD_INTERNAL inline static
+// ---- wild: end added ----
+
+/**
+ *  @file       dot.h
+ *  @brief      SIMD-accelerated Dot Products for Real and Complex numbers.
+ *  @author     Ash Vardanian
+ *  @date       February 24, 2024
+ *
+ *  Contains:
+ *  - Dot Product for Real and Complex vectors
+ *  - Conjugate Dot Product for Complex vectors
+ *
+ *  For datatypes:
+ *  - 64-bit IEEE floating point numbers
+ *  - 32-bit IEEE floating point numbers
+ *  - 16-bit IEEE floating point numbers
+ *  - 16-bit brain floating point numbers
+ *  - 8-bit unsigned integers
+ *  - 8-bit signed integers
+ *
+ *  For hardware architectures:
+ *  - Arm: NEON, SVE
+ *  - x86: Haswell, Ice Lake, Skylake, Genoa, Sapphire
+ *
+ *  x86 intrinsics: https://www.intel.com/content/www/us/en/docs/intrinsics-guide/
+ *  Arm intrinsics: https://developer.arm.com/architectures/instruction-sets/intrinsics/
+ */
+
+typedef unsigned char simsimd_b8_t;
+typedef unsigned char simsimd_i4x2_t;
+
+typedef signed char simsimd_i8_t;
+typedef unsigned char simsimd_u8_t;
+typedef signed short simsimd_i16_t;
+typedef unsigned short simsimd_u16_t;
+typedef signed int simsimd_i32_t;
+typedef unsigned int simsimd_u32_t;
+typedef signed long long simsimd_i64_t;
+typedef unsigned long long simsimd_u64_t;
+
+typedef float simsimd_f32_t;
+typedef double simsimd_f64_t;
+
+typedef simsimd_u64_t simsimd_size_t;
+typedef simsimd_f64_t simsimd_distance_t;
+
+SIMSIMD_PUBLIC void simsimd_dot_u8_ice(simsimd_u8_t const *a_scalars, simsimd_u8_t const *b_scalars,
+                                       simsimd_size_t count_scalars, simsimd_distance_t *result) {
+    __m512i a_u8_vec, b_u8_vec;
+    __m512i a_i16_low_vec, a_i16_high_vec, b_i16_low_vec, b_i16_high_vec;
+    __m512i ab_i32_low_vec = _mm512_setzero_si512();
+    __m512i ab_i32_high_vec = _mm512_setzero_si512();
+    __m512i const zeros_vec = _mm512_setzero_si512();
+
+simsimd_dot_u8_ice_cycle:
+    if (count_scalars < 64) {
+        __mmask64 mask = (__mmask64)_bzhi_u64(0xFFFFFFFFFFFFFFFF, count_scalars);
+        a_u8_vec = _mm512_maskz_loadu_epi8(mask, a_scalars);
+        b_u8_vec = _mm512_maskz_loadu_epi8(mask, b_scalars);
+        count_scalars = 0;
+    }
+    else {
+        a_u8_vec = _mm512_loadu_si512(a_scalars);
+        b_u8_vec = _mm512_loadu_si512(b_scalars);
+        a_scalars += 64, b_scalars += 64, count_scalars -= 64;
+    }
+
+    // Upcast `uint8` to `int16`. Unlike the signed version, we can use the unpacking
+    // instructions instead of extracts, as they are much faster and more efficient.
+    a_i16_low_vec = _mm512_unpacklo_epi8(a_u8_vec, zeros_vec);
+    a_i16_high_vec = _mm512_unpackhi_epi8(a_u8_vec, zeros_vec);
+    b_i16_low_vec = _mm512_unpacklo_epi8(b_u8_vec, zeros_vec);
+    b_i16_high_vec = _mm512_unpackhi_epi8(b_u8_vec, zeros_vec);
+    // Unfortunately we can't use the `_mm512_dpbusd_epi32` intrinsics here either,
+    // as it's asymmetric with respect to the sign of the input arguments:
+    //      Signed(ZeroExtend16(a.byte[4*j]) * SignExtend16(b.byte[4*j]))
+    // So we have to use the `_mm512_dpwssd_epi32` intrinsics instead, upcasting
+    // to 16-bit beforehand.
+    ab_i32_low_vec = _mm512_dpwssd_epi32(ab_i32_low_vec, a_i16_low_vec, b_i16_low_vec);
+    ab_i32_high_vec = _mm512_dpwssd_epi32(ab_i32_high_vec, a_i16_high_vec, b_i16_high_vec);
+    if (count_scalars) goto simsimd_dot_u8_ice_cycle;
+
+    *result = _mm512_reduce_add_epi32(_mm512_add_epi32(ab_i32_low_vec, ab_i32_high_vec));
+}
+
+// ---- wild: added: entry ----
+extern "C" void simsimd_dot_u8(const uint8_t * a, const uint8_t * b, int n, double * result) {
+    simsimd_dot_u8_ice(a, b, (simsimd_size_t) n, result);
+}
+// ---- wild: end added ----
