@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Measure xpiler's front-end, virtual device and translations on the wild set (tests/wild).
+
+For every kernel (``tests/wild/<platform>/<name>.<ext>`` with its case file):
+  1. ``xpiler parse --json``: accepted, or the diagnostic code and message;
+  2. a run on the virtual device (natively for vnni) with the inputs ``xpiler translate`` would
+     infer (``xpiler.infer.infer_inputs``, default launch), and a run with the case file's
+     inputs and launch; each compared with ``references.py``;
+  3. with ``--translate``: ``xpiler translate --to P --config CFG`` to every other platform with
+     the case file's inputs (CFG: ``{"args": {NAME: @file.npy | value}, "launch": ...}``), recorded
+     as verified / failed / unverified / bad input / error.
+
+Prints a table, writes ``tests/wild/RESULTS.md`` (measured numbers only) and
+``tests/wild/status.json`` (per kernel: what passed and the first diagnostic), which
+``tests/corpus/test_wild.py`` uses for its expected failures.
+
+    python tests/wild/measure.py [-j 2] [--translate] [--only NAME_SUBSTRING] [--timeout 120]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+PLATFORMS = ("cuda", "hip", "bang", "vnni")
+SUFFIX = {"cuda": ".cu", "hip": ".hip", "bang": ".mlu", "vnni": ".cpp"}
+XPILER = [sys.executable, "-m", "xpiler"]
+DIAG = re.compile(r"(?:error|warning) (XP[\w-]+): (.*)")
+
+
+def kernels() -> list[Path]:
+    out = []
+    for p in PLATFORMS:
+        out += sorted(q for q in (HERE / p).glob(f"*{SUFFIX[p]}") if q.with_suffix(".json").exists())
+    return out
+
+
+def _first_diag(text: str) -> tuple[str, str]:
+    for line in text.splitlines():
+        m = DIAG.search(line)
+        if m and " error " in f" {line} ":
+            return m.group(1), m.group(2).strip()
+    for line in text.splitlines():
+        if line.strip():
+            return "crash", line.strip()[:300]
+    return "crash", "no output"
+
+
+def _short(exc: BaseException) -> tuple[str, str]:
+    text = str(exc)
+    m = DIAG.search(text)
+    if m:
+        return m.group(1), m.group(2).strip()[:300]
+    return type(exc).__name__, text.strip().splitlines()[0][:300] if text.strip() else type(exc).__name__
+
+
+def parse_step(path: Path) -> dict:
+    r = subprocess.run(XPILER + ["parse", "--json", str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    if r.returncode == 0:
+        d = json.loads(r.stdout)
+        errs = [x for x in d.get("diagnostics", []) if x.get("severity") == "error"]
+        if not errs:
+            return {"ok": True, "entry": d["entry"]["name"] if d.get("entry") else None}
+        return {"ok": False, "code": errs[0]["code"], "message": errs[0]["message"][:300]}
+    code, msg = _first_diag(r.stderr + r.stdout)
+    return {"ok": False, "code": code, "message": msg, "exit": r.returncode}
+
+
+def _run_and_check(path, case, args, names, launch, timeout):
+    import numpy as np
+
+    import references
+    from xpiler.run import run_kernel
+
+    before = {n: (np.array(a, copy=True) if isinstance(a, np.ndarray) else a) for n, a in zip(names, args)}
+    t0 = time.time()
+    try:
+        run_kernel(path, args=args, launch=launch, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - every failure is a measured outcome
+        code, msg = _short(exc)
+        return {"run": False, "code": code, "message": msg, "seconds": round(time.time() - t0, 1)}
+    after = dict(zip(names, args))
+    try:
+        ok, msg = references.check(case, before, after)
+    except Exception as exc:  # noqa: BLE001
+        ok, msg = False, f"reference error: {type(exc).__name__}: {exc}"[:300]
+    return {"run": True, "match": ok, "message": msg, "seconds": round(time.time() - t0, 1)}
+
+
+def run_case_step(path: Path, case: dict, timeout: float) -> dict:
+    from cases import make_inputs
+
+    args = make_inputs(case, seed=0)
+    return _run_and_check(path, case, args, [p["name"] for p in case["params"]], case.get("launch"), timeout)
+
+
+def run_inferred_step(path: Path, case: dict, timeout: float) -> dict:
+    from xpiler.infer import infer_inputs
+    from xpiler.program import parse_file
+
+    try:
+        program = parse_file(path)
+        inf = infer_inputs(program, path, seed=0, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001
+        code, msg = _short(exc)
+        return {"run": False, "inferred": False, "code": code, "message": msg}
+    if not inf.ok:
+        return {"run": False, "inferred": False, "code": "no-inputs", "message": inf.reason[:300]}
+    names = [p.name for p in program.params]
+    res = _run_and_check(path, case, list(inf.args), names, None, timeout)
+    res["inferred"] = True
+    res["scalars"] = inf.scalars
+    return res
+
+
+def translate_step(path: Path, case: dict, to: str, timeout: float) -> dict:
+    from cases import config_args, make_inputs
+
+    with tempfile.TemporaryDirectory(prefix="xpwild-") as tmp:
+        cfg = Path(tmp) / "config.json"
+        cfg.write_text(json.dumps(config_args(case, make_inputs(case, seed=0), Path(tmp))))
+        out = Path(tmp) / (path.stem + SUFFIX[to])
+        rep = Path(tmp) / "report.json"
+        t0 = time.time()
+        try:
+            r = subprocess.run(XPILER + ["translate", str(path), "--to", to, "-o", str(out), "--config", str(cfg),
+                                         "--report", str(rep)], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "seconds": timeout}
+        status = {0: "verified", 1: "failed", 2: "bad input", 3: "unverified"}.get(r.returncode, "error")
+        res = {"status": status, "seconds": round(time.time() - t0, 1)}
+        if status != "verified":
+            detail = ""
+            if rep.exists():
+                try:
+                    d = json.loads(rep.read_text())
+                    steps = [s for s in d.get("steps", d.get("passes", [])) if isinstance(s, dict)
+                             and s.get("status") not in ("verified", None)]
+                    detail = d.get("message", "") or (steps[0].get("message", "") if steps else "")
+                except ValueError:
+                    pass
+            code, msg = _first_diag(r.stderr + r.stdout) if not detail else (_first_diag(detail)[0], detail)
+            res.update(code=code if code != "crash" or not detail else "-", message=(msg or "")[:300])
+        return res
+
+
+def measure_one(item) -> dict:
+    path, opts = item
+    path = Path(path)
+    case = json.loads(path.with_suffix(".json").read_text())
+    rec = {"file": f"{path.parent.name}/{path.name}", "platform": path.parent.name}
+    rec["parse"] = parse_step(path)
+    if rec["parse"]["ok"]:
+        rec["inferred"] = run_inferred_step(path, case, opts["timeout"])
+        rec["case"] = run_case_step(path, case, opts["timeout"])
+    else:
+        rec["inferred"] = rec["case"] = {"run": False, "code": "parse", "message": "not parsed"}
+    if opts["translate"]:
+        rec["translate"] = {}
+        for to in PLATFORMS:
+            if to == rec["platform"]:
+                continue
+            if not rec["parse"]["ok"]:
+                rec["translate"][to] = {"status": "not parsed"}
+                continue
+            rec["translate"][to] = translate_step(path, case, to, opts["translate_timeout"])
+    return rec
+
+
+def _cell(ok: int, total: int) -> str:
+    return f"{ok}/{total}"
+
+
+def summarise(records: list[dict], translate: bool, elapsed: float) -> str:
+    lines = [f"# Wild set: measured results", "",
+             f"`python tests/wild/measure.py{' --translate' if translate else ''}`, "
+             f"{datetime.date.today().isoformat()}, {len(records)} kernels, {elapsed / 60:.1f} min "
+             f"(this machine: 2 cores shared). Measured numbers only; per-kernel detail in `status.json`.", "",
+             "| platform | kernels | parse ok | inferred inputs found | runs (inferred) | matches reference (inferred) "
+             "| runs (case inputs) | matches reference (case inputs) |",
+             "|---|---|---|---|---|---|---|---|"]
+    tot = [0] * 7
+    for p in PLATFORMS + ("all",):
+        rs = [r for r in records if p == "all" or r["platform"] == p]
+        if not rs:
+            continue
+        row = [len(rs), sum(r["parse"]["ok"] for r in rs), sum(bool(r["inferred"].get("inferred")) for r in rs),
+               sum(bool(r["inferred"].get("run")) for r in rs), sum(bool(r["inferred"].get("match")) for r in rs),
+               sum(bool(r["case"].get("run")) for r in rs), sum(bool(r["case"].get("match")) for r in rs)]
+        name = f"**{p}**" if p == "all" else p
+        lines.append(f"| {name} | " + " | ".join(str(v) for v in row) + " |")
+    lines += ["", "## Rejections by the front-end (`xpiler parse`)", "", "| code | kernels | example |", "|---|---|---|"]
+    by = {}
+    for r in records:
+        if not r["parse"]["ok"]:
+            by.setdefault(r["parse"]["code"], []).append(r)
+    for code, rs in sorted(by.items(), key=lambda kv: -len(kv[1])):
+        ex = rs[0]
+        msg = ex["parse"]["message"].replace("|", "\\|")
+        lines.append(f"| {code} | {len(rs)} | `{ex['file']}`: {msg} |")
+    lines += ["", "## Runs that failed or did not match", "", "| kernel | inputs | outcome |", "|---|---|---|"]
+    for r in records:
+        for kind in ("inferred", "case"):
+            s = r[kind]
+            if s.get("code") == "parse":
+                continue
+            if not s.get("match"):
+                what = (f"{s.get('code', 'mismatch')}: " if not s.get("run") else "mismatch: ") + s.get("message", "")
+                lines.append(f"| `{r['file']}` | {kind} | {what.replace('|', chr(92) + '|')[:240]} |")
+    if translate:
+        lines += ["", "## Translation (case-file inputs, `--config`)", "",
+                  "| direction | parsed sources | verified | failed | unverified | other |", "|---|---|---|---|---|---|"]
+        for src in PLATFORMS:
+            for dst in PLATFORMS:
+                if src == dst:
+                    continue
+                rs = [r for r in records if r["platform"] == src and r["parse"]["ok"]]
+                if not [r for r in records if r["platform"] == src]:
+                    continue
+                st = [r["translate"][dst]["status"] for r in rs]
+                lines.append(f"| {src} -> {dst} | {len(rs)} | {st.count('verified')} | {st.count('failed')} | "
+                             f"{st.count('unverified')} | {len(st) - st.count('verified') - st.count('failed') - st.count('unverified')} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-j", type=int, default=1)
+    ap.add_argument("--translate", action="store_true")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--translate-timeout", type=float, default=900)
+    ap.add_argument("--no-write", action="store_true", help="print only; keep RESULTS.md and status.json")
+    a = ap.parse_args(argv)
+    opts = {"timeout": a.timeout, "translate": a.translate, "translate_timeout": a.translate_timeout}
+    items = [(str(p), opts) for p in kernels() if a.only in p.name]
+    t0 = time.time()
+    records = []
+    with ProcessPoolExecutor(max_workers=max(1, a.j)) as ex:
+        for rec in ex.map(measure_one, items):
+            records.append(rec)
+            p = rec["parse"]
+            line = f"{rec['file']:42s} parse {'ok' if p['ok'] else p['code']:10s}"
+            for kind in ("inferred", "case"):
+                s = rec[kind]
+                line += f" {kind}: " + ("match" if s.get("match") else ("run-mismatch" if s.get("run") else s.get("code", "-")))
+            if a.translate:
+                line += " | " + " ".join(f"{k}:{v['status']}" for k, v in rec["translate"].items())
+            print(line, flush=True)
+    elapsed = time.time() - t0
+    text = summarise(records, a.translate, elapsed)
+    print(text)
+    if not a.no_write and not a.only:
+        (HERE / "RESULTS.md").write_text(text)
+        (HERE / "status.json").write_text(json.dumps({r["file"]: r for r in records}, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
