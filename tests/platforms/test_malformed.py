@@ -136,7 +136,8 @@ def test_diagnostics_table_is_complete():
 
 def test_every_front_end_code_is_exercised():
     front_end = {c for c in _catalogue() if c.startswith("XP1")}
-    exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1005", "XP1142",
+    # XP1300 (clang errors): tests/platforms/test_cxx_driver.py
+    exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1005", "XP1142", "XP1300",
                                                          "XP1150", "XP1199"}
     assert front_end <= exercised, sorted(front_end - exercised)
 

@@ -61,6 +61,9 @@
 #define __MLU_H__ 1
 
 // ---------------------------------------------------------------- qualifiers
+// (the C++ front-end, platforms/common/cxx, parses with clang in CUDA mode: it defines
+// XP_CLANG_PARSE and these qualifiers as clang attributes first)
+#ifndef XP_CLANG_PARSE
 #define __mlu_global__
 #define __mlu_entry__
 #define __mlu_func__ inline
@@ -68,12 +71,15 @@
 #define __mlu_host__
 #define __mlu_const__
 #define __mlu_builtin__ inline
+#endif
 #define __bang_printf printf
+#ifndef XP_CLANG_PARSE
 // prepare() rewrites declarations carrying these; any left (e.g. on a pointer) mean nothing.
 #define __nram__
 #define __wram__
 #define __ldram__
 #define __mlu_shared__
+#endif
 
 // ---------------------------------------------------------------- types
 typedef _Float16 half;

@@ -9,11 +9,15 @@
 #include <cstdint>
 
 // ---------------------------------------------------------------- qualifiers
+// The C++ front-end (platforms/common/cxx) parses sources with clang in CUDA mode against these
+// headers: it defines XP_CLANG_PARSE and the qualifiers as clang's CUDA attributes first.
+#ifndef XP_CLANG_PARSE
 #define __global__
 #define __device__
 #define __host__
 #define __constant__
 #define __managed__
+#endif
 #define __forceinline__   // (no `inline`: CUDA code also writes `inline __forceinline__`)
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
@@ -23,7 +27,9 @@
 // object, shared by all fibers of a block (blocks run one after another). Aligned like the
 // hardware's shared-memory allocations in practice (wmma tiles need 32 bytes).
 #define XP_SHARED_ALIGN __attribute__((aligned(128)))
+#ifndef XP_CLANG_PARSE
 #define __shared__ static XP_SHARED_ALIGN
+#endif
 #ifndef __CUDACC_RTC__
 #define __CUDACC_RTC_UNUSED__
 #endif

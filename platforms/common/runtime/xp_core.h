@@ -594,6 +594,7 @@ XP_EXPORT void *__xp_register_buffer(void *map, unsigned long long map_len, void
                           xp::intern(std::string("argument '") + name + "'"));
 }
 
+#ifndef XP_CLANG_PARSE  // (the C++ front-end parses with clang: the library's own operators then)
 // Allocation failures in user C++ code (e.g. under the driver's memory limit) are reported as
 // memory errors instead of an uncaught std::bad_alloc.
 void *operator new(size_t n) {
@@ -606,3 +607,4 @@ void operator delete(void *p) noexcept { free(p); }
 void operator delete[](void *p) noexcept { free(p); }
 void operator delete(void *p, size_t) noexcept { free(p); }
 void operator delete[](void *p, size_t) noexcept { free(p); }
+#endif

@@ -146,9 +146,14 @@ inline hipError_t hipEventElapsedTime(float *ms, hipEvent_t a, hipEvent_t b) {
 }
 
 // hipLaunchKernelGGL(kernel, grid, block, shmem, stream, args...) == kernel<<<grid, block, shmem, stream>>>(args...)
+#ifdef XP_CLANG_PARSE  // the C++ front-end: a launch clang sees as one (CUDA mode)
+#define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
+  kernel<<<dim3(grid), dim3(block), (size_t)(shmem), (stream)>>>(__VA_ARGS__)
+#else
 #define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...)                                   \
   ::xp::gpu::launch_from_host(#kernel, dim3(grid), dim3(block), (size_t)(shmem), (stream),             \
                               [&](auto... __xp_a) { return [=]() mutable { kernel(__xp_a...); }; }(__VA_ARGS__))
+#endif
 #define HIP_KERNEL_NAME(...) __VA_ARGS__
 template <class... P>
 inline hipError_t hipLaunchKernel(void (*k)(P...), dim3 grid, dim3 block, void **args, size_t shmem = 0, hipStream_t = 0) {

@@ -1,0 +1,183 @@
+"""Parse a kernel source with clang (libclang) against the virtual device's runtime.
+
+What clang sees
+- CUDA, HIP and BANG C are parsed in clang's CUDA mode (``-x cuda --cuda-host-only``), so
+  ``__global__`` kernels, ``<<<...>>>`` launches, templates, namespaces and alternative tokens
+  are understood as nvcc reads them. The runtime headers are the emulator's own prefix (the part
+  of ``platforms.<p>.emulate.prepare``'s unit before the user's first ``#line``); with
+  ``XP_CLANG_PARSE`` defined they leave the qualifiers to the prelude below, which spells them as
+  clang's CUDA attributes (BANG's ``__mlu_entry__`` is a ``__global__`` kernel, ``__mlu_func__``
+  a ``__device__`` function, ``__nram__``/``__wram__``/``__mlu_shared__`` annotated variables).
+  ``-fgpu-defer-diag`` defers host/device call-side diagnostics: the virtual device runs both
+  sides on the CPU, so device code may call the runtime's plain functions.
+- VNNI C++ is parsed as C++17 for the host (``-march=native -fopenmp``).
+- Clang's resource headers (``stddef.h``, ``immintrin.h``, ...) come from the clang-tidy wheel
+  of the same LLVM release as the libclang wheel (18): libclang ships none.
+
+Errors in the user's files become diagnostics XP1300 (error) / warnings are dropped; the
+position is the user's file:line:col.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xpiler.errors import Coord, Diagnostic, SourceError
+
+LLVM_MAJOR = 18
+
+_GPU_PRELUDE = """\
+#define XP_CLANG_PARSE 1
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __constant__ __attribute__((constant))
+#define __shared__ __attribute__((shared))
+#define __managed__ __attribute__((managed))
+"""
+_GPU_TAIL = """
+extern "C" int __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
+                                           void *stream = 0);
+"""
+
+_BANG_PRELUDE = """\
+#define XP_CLANG_PARSE 1
+#define __mlu_global__ __attribute__((global))
+#define __mlu_entry__ __attribute__((global))
+#define __mlu_func__ __attribute__((device)) inline
+#define __mlu_device__ __attribute__((device))
+#define __mlu_host__ __attribute__((host))
+#define __mlu_const__ __attribute__((annotate("xp_mlu_const")))
+#define __mlu_builtin__ __attribute__((device)) inline
+#define __nram__ __attribute__((annotate("xp_nram")))
+#define __wram__ __attribute__((annotate("xp_wram")))
+#define __ldram__ __attribute__((annotate("xp_ldram")))
+#define __mlu_shared__ __attribute__((annotate("xp_sram")))
+"""
+_BANG_TAIL = """
+extern "C" int __cudaPushCallConfiguration(cnrtDim3_t dim, cnrtFunctionType_t ktype,
+                                           cnrtQueue_t queue = 0, size_t = 0);
+"""
+
+
+def _hip_tail() -> str:
+    """MFMA builtins over clang's native vector types (the emulator's take ``ext_vec``, which
+    stands in for them under g++), from platforms/hip/intrinsics/mfma.toml."""
+    import platforms
+
+    hip = platforms.module("hip", "emulate")
+
+    def native(t: str) -> str:
+        base, _, n = t.partition("x")
+        elem = {"float": "float", "half": "_Float16"}[base]
+        return f"__xp_native_{elem.strip('_')}x{n}" if n else elem
+
+    out = [f"typedef {e} __xp_native_{e.strip('_')}x{n} __attribute__((ext_vector_type({n})));"
+           for e in ("float", "_Float16") for n in (2, 4, 8, 16, 32)]
+    for it in hip.load_mfma():
+        at, ct = native(it["a_type"]), native(it["c_type"])
+        out.append(f"__attribute__((device)) {ct} {it['name']}({at} a, {at} b, {ct} c, int cbsz, int abid, int blgp);")
+    return _GPU_TAIL + "\n".join(out) + "\n"
+
+
+class ClangUnavailable(RuntimeError):
+    """libclang or its resource headers are not installed (setup.cfg lists both)."""
+
+
+@functools.lru_cache(maxsize=1)
+def _index():
+    try:
+        import clang.cindex as ci
+    except ImportError as exc:
+        raise ClangUnavailable("the libclang wheel is not installed (pip install libclang==18.1.1)") from exc
+    return ci, ci.Index.create()
+
+
+@functools.lru_cache(maxsize=1)
+def resource_dir() -> str:
+    """Clang's builtin headers of LLVM ``LLVM_MAJOR`` (from the clang-tidy wheel)."""
+    spec = importlib.util.find_spec("clang_tidy")
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    for root in roots:
+        inc = root / "data" / "lib" / "clang" / str(LLVM_MAJOR) / "include"
+        if (inc / "stddef.h").is_file():
+            return str(inc)
+    raise ClangUnavailable(f"clang's resource headers (LLVM {LLVM_MAJOR}) were not found: "
+                           f"pip install clang-tidy=={LLVM_MAJOR}.1.8")
+
+
+@dataclass
+class ParsedUnit:
+    """A clang translation unit of one source, with the diagnostics in the user's files."""
+
+    tu: object
+    path: str
+    platform: str
+    errors: list[Diagnostic] = field(default_factory=list)
+
+    def cursor(self):
+        return self.tu.cursor
+
+    def in_user_file(self, cursor) -> bool:
+        loc = cursor.location
+        return loc.file is not None and os.path.abspath(loc.file.name) == os.path.abspath(self.path)
+
+
+def _prefix(platform: str, source: str, path: str) -> str:
+    """The emulator's runtime prefix for ``platform`` (profile macros + runtime headers)."""
+    import platforms
+
+    emulate = platforms.module(platform, "emulate")
+    unit = emulate.prepare(source, path, strict=False, profile=emulate.load_profile(None))
+    cut = unit.find("\n#line ")
+    return unit[: cut + 1] if cut > 0 else ""
+
+
+def clang_args(platform: str) -> tuple[list[str], str]:
+    """(clang arguments, prelude text) for one platform."""
+    import platforms
+
+    emulate = platforms.module(platform, "emulate")
+    inc = [f"-I{d}" for d in emulate.INCLUDE_DIRS]
+    common = ["-std=c++17", "-isystem", resource_dir(), "-w", "-ferror-limit=50"]
+    if platform == "vnni":
+        return ["-x", "c++", "-march=native", "-fopenmp", *common, *inc], ""
+    cuda = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80",
+            "-fgpu-defer-diag", "-Wno-unknown-cuda-version"]
+    prelude = _BANG_PRELUDE if platform == "bang" else _GPU_PRELUDE
+    return [*cuda, *common, *inc], prelude
+
+
+def _tail(platform: str) -> str:
+    return {"bang": _BANG_TAIL, "hip": _hip_tail()}.get(platform, _GPU_TAIL)
+
+
+def parse(source: str, path: str, platform: str) -> ParsedUnit:
+    """Parse ``source`` (the text of ``path``) as ``platform`` with clang."""
+    ci, index = _index()
+    args, prelude = clang_args(platform)
+    unsaved = [(path, source)]
+    if platform != "vnni":
+        prelude_name = str(Path(path).resolve().parent / f".xp-clang-prelude-{platform}.h")
+        unsaved.append((prelude_name, prelude + _prefix(platform, source, path) + _tail(platform)))
+        args = [*args, "-include", prelude_name]
+    opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    try:
+        tu = index.parse(path, args=args, unsaved_files=unsaved, options=opts)
+    except ci.TranslationUnitLoadError as exc:
+        raise SourceError(f"clang could not parse {path}: {exc}",
+                          diagnostics=[Diagnostic("XP1300", f"clang could not parse the file: {exc}",
+                                                  Coord(path, 1, 1))]) from None
+    unit = ParsedUnit(tu, path, platform)
+    for d in tu.diagnostics:
+        if d.severity < 3:  # errors and fatal errors only
+            continue
+        loc = d.location
+        in_user = loc.file is not None and os.path.abspath(loc.file.name) == os.path.abspath(path)
+        where = Coord(path, loc.line, loc.column) if in_user else Coord(path, 1, 1)
+        msg = d.spelling if in_user else f"{d.spelling} (in {loc.file.name if loc.file else '?'}:{loc.line})"
+        unit.errors.append(Diagnostic("XP1300", msg, where, construct=None))
+    return unit
