@@ -147,13 +147,22 @@ def translate_step(path: Path, case: dict, to: str, timeout: float) -> dict:
             if rep.exists():
                 try:
                     d = json.loads(rep.read_text())
-                    steps = [s for s in d.get("steps", d.get("passes", [])) if isinstance(s, dict)
-                             and s.get("status") not in ("verified", None)]
-                    detail = d.get("message", "") or (steps[0].get("message", "") if steps else "")
+                    passes = [s for s in d.get("passes", []) if isinstance(s, dict)]
+                    # the deciding pass: a candidate that failed verification, else the first refusal
+                    # that is not a "nothing to do" one (codes ending in -002)
+                    bad = [s for s in passes if s.get("status") == "failed-verification"] or \
+                          [s for s in passes if s.get("status") == "refused"
+                           and not re.search(r"XP-[\w-]+-002\b", s.get("message", ""))] or \
+                          [s for s in passes if s.get("status") not in ("verified", None)]
+                    detail = bad[0].get("message", "") if bad else d.get("message", "")
                 except ValueError:
                     pass
-            code, msg = _first_diag(r.stderr + r.stdout) if not detail else (_first_diag(detail)[0], detail)
-            res.update(code=code if code != "crash" or not detail else "-", message=(msg or "")[:300])
+            if detail:
+                m = re.search(r"error (XP[\w-]+)", detail)
+                code, msg = (m.group(1) if m else "verification"), detail.replace(str(ROOT) + "/", "")
+            else:
+                code, msg = _first_diag(r.stderr + r.stdout)
+            res.update(code=code, message=(msg or "")[:300])
         return res
 
 
@@ -233,6 +242,12 @@ def summarise(records: list[dict], translate: bool, elapsed: float) -> str:
                 st = [r["translate"][dst]["status"] for r in rs]
                 lines.append(f"| {src} -> {dst} | {len(rs)} | {st.count('verified')} | {st.count('failed')} | "
                              f"{st.count('unverified')} | {len(st) - st.count('verified') - st.count('failed') - st.count('unverified')} |")
+        lines += ["", "### Translation misses (deciding pass)", "", "| kernel | to | status | cause |", "|---|---|---|---|"]
+        for r in records:
+            for to, t in r.get("translate", {}).items():
+                if t["status"] not in ("verified", "not parsed"):
+                    cause = (t.get("code", "") + ": " + t.get("message", "")).replace("|", chr(92) + "|").replace("\n", " ")
+                    lines.append(f"| `{r['file']}` | {to} | {t['status']} | {cause[:200]} |")
     return "\n".join(lines) + "\n"
 
 
