@@ -55,13 +55,13 @@ inline void shfl_resolve(WarpGroup &g) {
     if (g.arrived >> src & 1) {
       d->out = static_cast<ShflLane<T> *>(g.data[src])->v;
     } else {
-      XP_RULE(false, "warp shuffle: lane %d reads lane %d, which did not take part (exited or not in the mask): undefined",
-              l, src);
+      XP_RULE(false, "%s: lane %d reads lane %d, which did not take part (exited or not in the mask): undefined",
+              g.what, l, src);
       LaunchState &L = launch_state();
       if (!L.warned_lanes) {
         L.warned_lanes = true;
-        warn("kernel %s: warp shuffle reads lane %d of warp %d, which did not take part; using the reader's own value",
-             L.name, src, g.warp);
+        warn("kernel %s: %s reads lane %d of warp %d, which did not take part; using the reader's own value",
+             L.name, g.what, src, g.warp);
       }
       d->out = d->v;
     }
@@ -69,13 +69,13 @@ inline void shfl_resolve(WarpGroup &g) {
 }
 
 template <class T>
-inline T shfl(lanemask_t mask, T v, int kind, long long arg, int width) {
+inline T shfl(lanemask_t mask, T v, int kind, long long arg, int width, const char *what = "warp shuffle") {
   static_assert(std::is_trivially_copyable<T>::value, "shuffled type must be trivially copyable");
   XP_RULE(width > 0 && width <= kWarp && (width & (width - 1)) == 0,
           "warp shuffle width %d must be a power of two <= warpSize (%d)", width, kWarp);
   if (width <= 0 || width > kWarp || (width & (width - 1))) width = kWarp;
   ShflLane<T> d{v, kind, arg, width, v};
-  warp_collective(mask, &shfl_resolve<T>, "warp shuffle", &d);
+  warp_collective(mask, &shfl_resolve<T>, what, &d);
   return d.out;
 }
 
@@ -165,6 +165,17 @@ inline xp::gpu::lanemask_t __xp_activemask() {
   return b.warps[xp::gpu::cur_thread().warp].live;
 }
 inline unsigned __lanemask_lt() { return (unsigned)(xp::gpu::lane_bit() - 1); }
+// n-th set bit of mask counted from bit base (inclusive), towards the MSB for offset > 0 and the LSB
+// for offset < 0; 0xffffffff when there is none (PTX fns). offset 0: base if its bit is set.
+inline unsigned __xp_fns(unsigned long long mask, unsigned base, int offset, int bits) {
+  if ((int)base >= bits) return 0xffffffffu;
+  if (offset == 0) return (mask >> base & 1) ? base : 0xffffffffu;
+  int step = offset > 0 ? 1 : -1, left = offset > 0 ? offset : -offset;
+  for (int b = (int)base; b >= 0 && b < bits; b += step)
+    if ((mask >> b & 1) && --left == 0) return (unsigned)b;
+  return 0xffffffffu;
+}
+inline unsigned __fns(unsigned mask, unsigned base, int offset) { return __xp_fns(mask, base, offset, 32); }
 inline unsigned __lanemask_le() { return (unsigned)((xp::gpu::lane_bit() << 1) - 1); }
 inline unsigned __lanemask_eq() { return (unsigned)xp::gpu::lane_bit(); }
 

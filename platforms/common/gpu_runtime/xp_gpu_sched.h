@@ -40,11 +40,18 @@ typedef void (*Resolver)(WarpGroup &);
 
 struct WarpGroup {
   bool used = false;
+  // active-set collective (cooperative_groups::coalesced_threads()): its members are the lanes
+  // that reach the same call site together; it never conflicts with another collective
+  bool active = false;
   lanemask_t mask = 0, arrived = 0;
   Resolver resolve = nullptr;
   const char *what = nullptr;
+  const char *site_file = nullptr;
+  int site_line = 0;
   int warp = 0;
-  void *data[64];
+  // data[lane]: the operands of each arrived lane (valid for arrived lanes only). The array is the
+  // warp's (WarpRec::lane_data): a lane waits in one collective at a time.
+  void **data = nullptr;
 };
 
 struct ThreadRec {
@@ -58,7 +65,11 @@ struct ThreadRec {
 
 struct WarpRec {
   lanemask_t live = 0, exists = 0;
-  WarpGroup groups[4];
+  // pending collectives: each has a waiting lane, so at most one per lane (tiles of 2 lanes: 16 or
+  // 32 of them); nused counts them so the common case (none pending) skips the searches
+  int nused = 0;
+  void *lane_data[64] = {};
+  WarpGroup groups[kWarp];
 };
 
 struct SharedVar { void *p; size_t n; };
@@ -72,6 +83,9 @@ struct LaunchState {
   size_t static_bytes = 0;
   std::vector<SharedVar> shared;
   bool entered = false, warned_shared = false, warned_lanes = false;
+  // launched as a cooperative kernel (cudaLaunchCooperativeKernel / hipLaunchCooperativeKernel, or
+  // a kernel entry run by the driver): cooperative_groups::this_grid().is_valid()
+  bool cooperative = false;
   void (*invoke)(void *) = nullptr;
   void *body = nullptr;
 };
@@ -106,6 +120,10 @@ inline long long &dyn_shared_optin() { static long long v = 0; return v; }
 #define XP_BLOCK_LIMIT_Y 1024
 #define XP_BLOCK_LIMIT_Z 64
 #endif
+
+// How the next launch was requested: -1 not said (a <<<>>> launch: not cooperative), 0 plain,
+// 1 cooperative. launch_erased consumes it.
+inline int &pending_cooperative() { static int v = -1; return v; }
 
 inline bool in_kernel() { return launch_state().active; }
 
@@ -177,6 +195,7 @@ inline void resolve_group(WarpGroup &g) {
   for (int l = 0; l < kWarp; ++l)
     if (g.arrived >> l & 1) b.th[base + l].st = TS_READY;
   g.used = false;
+  b.warps[g.warp].nused--;
 }
 
 inline bool group_complete(const WarpGroup &g, const WarpRec &w) {
@@ -191,28 +210,82 @@ inline void warp_collective(lanemask_t mask, Resolver resolve, const char *what,
   ThreadRec &t = b.th[b.cur];
   WarpRec &w = b.warps[t.warp];
   lanemask_t me = 1ull << t.lane;
-  if (!(mask & me)) {
+  // (~0: a mask-less HIP collective; otherwise only the warp's lanes count: `-1` == 0xffffffff)
+  if (mask != ~0ull && kWarp == 32) mask &= 0xffffffffull;
+  bool outside = !(mask & me);
+  if (outside) {
     XP_RULE(false, "%s: the calling lane %d is not in the mask 0x%llx", what, t.lane, (unsigned long long)mask);
     mask |= me;
   }
+  // A lane joins the pending collective with the same mask: all lanes of a collective name the
+  // same mask (CUDA-PG). One with an overlapping but different mask is another collective: a lane
+  // that completed a tile's collective runs on and may reach a warp-wide one before the lanes of
+  // the next tile reach theirs.
   WarpGroup *g = nullptr;
+  if (w.nused)
   for (auto &c : w.groups)
-    if (c.used && (c.mask & mask)) {
+    if (c.used && !c.active && c.mask == mask) {
       if (c.resolve != resolve)
         fail(FAIL_RUNTIME, "warp %d: lanes reached different warp-collective operations (%s vs %s) "
              "(divergent control flow around a warp collective)", t.warp, c.what, what);
       g = &c;
       break;
     }
+  // (lenient mode, a lane outside its own mask, e.g. a 32-bit mask on a 64-lane wavefront: it
+  // joins the pending collective of the same operation that its mask overlaps)
+  if (!g && outside && w.nused)
+    for (auto &c : w.groups)
+      if (c.used && !c.active && c.resolve == resolve && (c.mask & mask)) { g = &c; break; }
   if (!g) {
     for (auto &c : w.groups)
       if (!c.used) { g = &c; break; }
     if (!g) fail(FAIL_RUNTIME, "warp %d: too many concurrent partial-warp collectives", t.warp);
-    g->used = true; g->mask = 0; g->arrived = 0; g->resolve = resolve; g->what = what; g->warp = t.warp;
-    for (auto &d : g->data) d = nullptr;
+    w.nused++;
+    g->used = true; g->active = false; g->mask = 0; g->arrived = 0; g->resolve = resolve; g->what = what;
+    g->warp = t.warp;
+    g->data = w.lane_data;
   }
   g->mask |= mask;
   g->arrived |= me;
+  g->data[t.lane] = data;
+  t.st = TS_WARP;
+  if (group_complete(*g, w)) {
+    resolve_group(*g);
+    return;
+  }
+  yield_to_scheduler();
+}
+
+// A lane joins the *active set* of its warp at one call site (file, line): the lanes that are
+// converged there, as cooperative_groups::coalesced_threads() sees them on hardware. The group
+// completes when every live lane of the warp has joined, or, once no thread can run, with the
+// lanes that reached it (the others wait at a barrier, another collective or another branch:
+// under SIMT divergence they are not active here; see resolve_divergent_groups). Lanes at a
+// different call site form their own group; an active-set group never conflicts with another
+// collective. The resolver sees g.arrived, the members.
+inline void warp_collective_active(Resolver resolve, const char *what, void *data, const char *file, int line) {
+  require_device(what);
+  BlockState &b = block_state();
+  ThreadRec &t = b.th[b.cur];
+  WarpRec &w = b.warps[t.warp];
+  WarpGroup *g = nullptr;
+  if (w.nused)
+  for (auto &c : w.groups)
+    if (c.used && c.active && c.resolve == resolve && c.site_line == line &&
+        (c.site_file == file || (c.site_file && file && strcmp(c.site_file, file) == 0))) {
+      g = &c;
+      break;
+    }
+  if (!g) {
+    for (auto &c : w.groups)
+      if (!c.used) { g = &c; break; }
+    if (!g) fail(FAIL_RUNTIME, "warp %d: too many concurrent partial-warp collectives (%s)", t.warp, what);
+    w.nused++;
+    g->used = true; g->active = true; g->mask = ~0ull; g->arrived = 0; g->resolve = resolve; g->what = what;
+    g->site_file = file; g->site_line = line; g->warp = t.warp;
+    g->data = w.lane_data;
+  }
+  g->arrived |= 1ull << t.lane;
   g->data[t.lane] = data;
   t.st = TS_WARP;
   if (group_complete(*g, w)) {
@@ -231,8 +304,9 @@ inline void syncwarp_resolve(WarpGroup &) {}
   b.done++;
   WarpRec &w = b.warps[t.warp];
   w.live &= ~(1ull << t.lane);
-  for (auto &g : w.groups)
-    if (g.used && group_complete(g, w)) resolve_group(g);
+  if (w.nused)
+    for (auto &g : w.groups)
+      if (g.used && group_complete(g, w)) resolve_group(g);
   if (b.at_barrier > 0 && b.at_barrier + b.done == b.n) release_barrier();
   b.free_stacks.push_back(t.stack_idx);  // reused only after the switch below completes
   xp_ctx_switch(&t.fib.sp, b.sched_sp);
@@ -285,7 +359,9 @@ inline void run_block() {
     for (auto &v : L.shared) memset(v.p, 0xFF, v.n);
   for (auto &w : b.warps) {
     w.live = w.exists;
-    for (auto &g : w.groups) g.used = false;
+    if (w.nused)
+      for (auto &g : w.groups) g.used = false;
+    w.nused = 0;
   }
   for (int i = 0; i < n; ++i) b.th[i].st = TS_NEW;
   b.free_stacks.clear();
@@ -410,6 +486,7 @@ inline int launch_erased(const char *name, dim3 grid, dim3 block, size_t shmem, 
                                name, grid.x, grid.y, grid.z, block.x, block.y, block.z);
     warn("kernel %s launched with an empty grid or block: invalid configuration, not run", name);
     current_kernel() = saved_kernel;
+    pending_cooperative() = -1;
     return 9;  // cudaErrorInvalidConfiguration / hipErrorInvalidConfiguration
   }
   config_rule(nt <= options().max_threads_per_block, "kernel %s launched with %lld threads per block "
@@ -435,6 +512,8 @@ inline int launch_erased(const char *name, dim3 grid, dim3 block, size_t shmem, 
   L.warned_lanes = false;
   L.invoke = invoke;
   L.body = body;
+  L.cooperative = pending_cooperative() == 1;
+  pending_cooperative() = -1;
   L.dyn = (char *)guarded_alloc(shmem, "dynamic shared memory", kDeviceAlign, options().strict != 0);
   check_shared_limits();
 
@@ -489,8 +568,11 @@ inline int launch(const char *name, dim3 grid, dim3 block, size_t shmem, const v
 }
 
 // The __xp_kernel_<name> stubs call this.
+// (Called by the driver for a kernel entry, which stands in for the host: such a launch counts as
+// cooperative; cudaLaunchKernel(const void *) reaches it with pending_cooperative() already 0.)
 template <class... P>
 inline void launch_stub(const char *name, const xp_launch_t *cfg, void (*k)(P...), void **args) {
+  if (pending_cooperative() < 0) pending_cooperative() = 1;
   auto body = [k, args]() { ::xp::call_with_args(k, args); };
   launch(name, dim3(cfg->grid[0], cfg->grid[1], cfg->grid[2]), dim3(cfg->block[0], cfg->block[1], cfg->block[2]),
          (size_t)cfg->shmem, nullptr, body);
@@ -512,9 +594,11 @@ inline StubFn find_stub(const void *k) {
     if (e.first == k) return e.second;
   return nullptr;
 }
-inline int launch_untyped(const void *k, dim3 grid, dim3 block, void **args, size_t shmem) {
+inline int launch_untyped(const void *k, dim3 grid, dim3 block, void **args, size_t shmem, bool cooperative = false) {
   StubFn s = find_stub(k);
+  pending_cooperative() = cooperative ? 1 : 0;
   if (!s) {
+    pending_cooperative() = -1;
     warn("launch of %p: not a kernel of this file (templates need a typed launch)", k);
     return 98;  // cudaErrorInvalidDeviceFunction
   }
