@@ -296,11 +296,14 @@ def list_passes(as_json):
               help="Without --arg/--config/case file, infer the smallest scalar values whose accesses stay "
                    "inside the allocations (confirmed by a guarded run of SRC).")
 @click.option("--strict/--no-strict", default=True, show_default=True, help="Run the output in strict mode.")
-@click.option("--timeout", type=float, default=60, show_default=True)
+@click.option("--timeout", type=float, default=60, show_default=True, help="Seconds before a kernel run is stopped.")
+@click.option("--time-limit", "time_limit", type=float, default=600, show_default=True,
+              help="Seconds for the whole translation (front-end, passes, verification); 0: no limit. "
+                   "Past it nothing is written and the exit status is 1.")
 def translate(src, to, out, args, config, seed, entry, report_path, explain, allow_unverified, infer, strict,
-              timeout):
-    """Translate SRC to another platform; exit 0 only when OUT is verified (1 failed, 2 bad input,
-    3 unverified: no inputs could be given or inferred)."""
+              timeout, time_limit):
+    """Translate SRC to another platform; exit 0 only when OUT is verified (1 failed, also past
+    --time-limit; 2 bad input; 3 unverified: no inputs could be given or inferred)."""
     from pathlib import Path
 
     from .argspec import parse_arg_specs
@@ -308,6 +311,8 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
     from .translate import (TranslationReport, _config_paths, check_output_path, same_file,
                             translate as run_translate)
 
+    if time_limit < 0 or time_limit != time_limit:
+        raise UsageError(f"--time-limit {time_limit:g}: expected seconds >= 0 (0: no limit)")
     out_path = Path(out)
     configs = [str(c) for c in _config_paths(Path(src), config)]
     protected = [src, *configs]  # never removed, never overwritten
@@ -320,7 +325,7 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
     try:
         report = run_translate(src, to, out, arg_specs=parse_arg_specs(args), config=config, seed=seed,
                                entry=entry, allow_unverified=allow_unverified, strict=strict, timeout=timeout,
-                               infer=infer)
+                               infer=infer, time_limit=time_limit or None)
     except XpilerError as exc:
         report = TranslationReport(src, to, out, status="failed", message=exc.render())
         # a usage error (bad option, unusable path, OUT = SRC) ran nothing: every file stays as it was

@@ -5,7 +5,8 @@ One catalogue (cibuildwheel style): the CLI catches ``XpilerError`` and exits wi
 
 Exit codes
     0  success / verified
-    1  translation failed, or a differential check found a mismatch
+    1  translation failed (also: it ran past translate --time-limit), or a differential check
+       found a mismatch
     2  bad input or usage (diagnostics with file:line:col)
     3  written but unverified (translate --allow-unverified, check with nothing comparable)
     4  the kernel did not build (compiler message attached)
@@ -100,6 +101,14 @@ class XpilerError(Exception):
 
 
 class TranslationFailed(XpilerError):
+    exit_code = 1
+
+
+class TranslationTimeLimit(TranslationFailed):
+    """The whole translation ran past its time limit (``translate --time-limit``): nothing was
+    written. Exit 1, as any translation that produced no verified output: the input is not at
+    fault (exit 2) and no kernel ran past its own limit (exit 6, ``KernelTimeout``)."""
+
     exit_code = 1
 
 

@@ -762,6 +762,7 @@ def _execute(so: Path, program: Program, entry_params, values, launch, options, 
     with tempfile.TemporaryFile() as out:
         pid = os.fork()
         if pid == 0:  # child
+            signal.setitimer(signal.ITIMER_REAL, 0)  # no translate --time-limit alarm here (TimeLimit)
             status = 1
             try:
                 status = _child(so, symbol, is_kernel, entry_params, values, buffers, launch,

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import platforms
-from .errors import TranslationFailed, UsageError, XpilerError
+from .errors import TranslationFailed, TranslationTimeLimit, UsageError, XpilerError
 
 
 @dataclass
@@ -229,9 +231,105 @@ def _copy(args):
     return [a.copy() if hasattr(a, "copy") else a for a in args]
 
 
+class _TimeUp(BaseException):
+    """Raised by the time limit's SIGALRM handler wherever the translation stands. A
+    BaseException: the ``except Exception`` guards around passes and verification must not
+    turn it into a failed step; ``translate`` turns it into ``TranslationTimeLimit``."""
+
+
+class TimeLimit:
+    """The time bound of one translation (``seconds``; None or <= 0: none).
+
+    In the main thread, with SIGALRM unused, an interval timer interrupts whatever runs when the
+    time is up: the front-end, a pass, a compile (``subprocess.run`` kills the compiler), a Z3
+    query as soon as it returns. A kernel run is never interrupted from outside: its forked
+    child has its own time limit (``--timeout``) and is waited for, so the alarm is put off
+    while ``xpiler.run`` waits for a child and fires right after. Elsewhere (a worker thread,
+    SIGALRM already in use) the bound is checked between steps only. ``stage`` names the step
+    running, for the message."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds if seconds is not None and seconds > 0 else None
+        self.start = time.monotonic()
+        self.stage = "loading the passes"
+        self._armed = False
+        self._previous = None
+
+    def __enter__(self) -> "TimeLimit":
+        if self.seconds is not None and hasattr(signal, "setitimer") and \
+                threading.current_thread() is threading.main_thread() and \
+                signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None) and \
+                signal.getitimer(signal.ITIMER_REAL)[0] == 0:
+            self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
+            self._armed = True
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.disarm()
+
+    def disarm(self) -> None:
+        if self._armed:
+            self._armed = False                     # an alarm from now on is ignored
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._previous)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def check(self, stage: str | None = None) -> None:
+        """Between steps: stop when the time is up (the only check off the main thread)."""
+        if stage is not None:
+            self.stage = stage
+        if self.seconds is not None and self.elapsed() > self.seconds:
+            raise _TimeUp()
+
+    def _on_alarm(self, signum, frame) -> None:
+        if not self._armed:
+            return
+        if _waiting_for_kernel(frame):
+            signal.setitimer(signal.ITIMER_REAL, 0.05)   # the run ends within its own time limit
+            return
+        raise _TimeUp()
+
+    def error(self) -> TranslationTimeLimit:
+        return TranslationTimeLimit(
+            f"translation stopped after {self.elapsed():.1f} s (--time-limit {self.seconds:g} s): "
+            f"in {self.stage}; nothing written")
+
+
+def _waiting_for_kernel(frame) -> bool:
+    """True when ``frame`` is inside ``xpiler.run`` forking or waiting for a kernel's child
+    process (interrupting there would leave the child running)."""
+    run_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run.py")
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in ("_execute", "_wait") and os.path.abspath(code.co_filename) == run_file:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, config: str | None = None,
               seed: int = 0, entry: str | None = None, allow_unverified: bool = False,
-              strict: bool = True, timeout: float = 60, progress=None, infer: bool = True) -> TranslationReport:
+              strict: bool = True, timeout: float = 60, progress=None, infer: bool = True,
+              time_limit: float | None = None) -> TranslationReport:
+    """Translate ``src`` to ``to`` (see the module docstring). ``timeout`` bounds each kernel
+    run; ``time_limit`` (seconds, None or 0: none) bounds the whole translation (front-end,
+    passes, verification): when it is exceeded, ``TranslationTimeLimit`` (exit 1) names the step
+    that was running and nothing is written."""
+    limit = TimeLimit(time_limit)
+    try:
+        with limit:
+            return _translate(src, to, out, arg_specs=arg_specs, config=config, seed=seed, entry=entry,
+                              allow_unverified=allow_unverified, strict=strict, timeout=timeout,
+                              progress=progress, infer=infer, limit=limit)
+    except _TimeUp:
+        raise limit.error() from None
+
+
+def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, allow_unverified, strict,
+               timeout, progress, infer, limit: TimeLimit) -> TranslationReport:
     from passes.base import PassRefused, format_pipeline, run_pass
     from .program import parse_file, parse_source
     from .run import broken_rules, run_kernel
@@ -249,15 +347,18 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         if same_file(out_path, cfg):
             raise UsageError(f"refusing to overwrite the config file {cfg} with -o {out}: choose another -o")
     check_output_path(out_path, "-o")
+    limit.check("the front-end (parsing the source)")
     program = parse_file(src_path, entry=entry)
     report = TranslationReport(str(src_path), target, str(out_path))
     candidates = [_with_extents(steps, _declared_extents(program, src_path, config, arg_specs or {}))
                   for steps in plans(program.platform, target)]
     report.pipeline = format_pipeline(candidates[0])
+    limit.check("choosing the verification inputs")
     args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed, infer, timeout, report)
     report.inputs = how
     reference, relax = None, []
     if args is not None:
+        limit.check("the run of the source")
         reference = _copy(args)
         source_run = run_kernel(src_path, args=reference, program=program, timeout=timeout,
                                 launch=launch if program.entry.kind == "kernel" else None)
@@ -270,6 +371,7 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
     def run_pipeline(steps):
         current, current_text = program, None
         for name, options in steps:
+            limit.check(f"pass {name}")
             s0 = time.perf_counter()
             if progress:
                 progress(name)
@@ -292,6 +394,7 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
                 report.steps.append(StepRecord(name, options, "unverified", time.perf_counter() - s0, how))
                 current, current_text = candidate, text
                 continue
+            limit.check(f"the verification of pass {name}")
             ok, outputs, message = _verify(text, candidate, out_path, program, args, reference, strict and
                                            candidate.platform == target, timeout, run_kernel, parse_source,
                                            compare_arrays, _same_launch(program, candidate, launch), relax)
@@ -307,6 +410,7 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         if current.platform == target and current_text is not None:
             report.pipeline = format_pipeline(steps)
             break
+    limit.disarm()        # the work is done: writing OUT and the report is not cut short
     report.seconds = time.perf_counter() - t0
     done = current.platform == target and current_text is not None
     if not done:

@@ -136,6 +136,17 @@ def _mask(text: str, *, directives: bool = False) -> str:
     return "".join(out)
 
 
+def _apply_edits(src: str, edits: list[tuple[int, int, str]]) -> str:
+    """``src`` with each ``src[a:b]`` replaced (edits in increasing order, not overlapping), in
+    one pass: splicing them one by one copies the whole text per edit (quadratic)."""
+    out, pos = [], 0
+    for a, b, text in edits:
+        out += (src[pos:a], text)
+        pos = b
+    out.append(src[pos:])
+    return "".join(out)
+
+
 # ------------------------------------------------------------------------------ declarations
 def _split_top(text: str, sep: str = ",") -> list[str]:
     parts, depth, cur = [], 0, []
@@ -277,9 +288,7 @@ def _rewrite_spaces(src: str) -> str:
         else:
             edits.append((m.start(), m.end(), " " * (m.end() - m.start())))
             pos = m.end()
-    for a, b, text in reversed(edits):
-        src = src[:a] + text + src[b:]
-    return src
+    return _apply_edits(src, edits)
 
 
 # ------------------------------------------------------------------------------ launches
@@ -300,25 +309,29 @@ def _rewrite_launches(src: str) -> str:
             k -= 1
         end_name = k
         if k > 0 and masked[k - 1] == ">":  # k<T><<<...
-            depth = 0
-            while k > 0:
+            # bounded: template arguments neither span a statement nor reach the last launch
+            depth, opened = 0, False
+            while k > pos:
                 k -= 1
+                if masked[k] in ";{}":
+                    break
                 if masked[k] == ">":
                     depth += 1
                 elif masked[k] == "<":
                     depth -= 1
                     if depth == 0:
+                        opened = True
                         break
-        while k > 0 and (masked[k - 1].isalnum() or masked[k - 1] in "_:"):
+            if not opened:
+                k = end_name
+        while k > pos and (masked[k - 1].isalnum() or masked[k - 1] in "_:"):
             k -= 1
         name = src[k:end_name].strip()
         cfg = src[i + 3:j]
         plain = re.sub(r"<.*>", "", name).split("::")[-1]
         edits.append((k, j + 3, f'xpb::make_launch({name}, "{plain}", {cfg})'))
         pos = j + 3
-    for a, b, text in reversed(edits):
-        src = src[:a] + text + src[b:]
-    return src
+    return _apply_edits(src, edits)
 
 
 # ------------------------------------------------------------------------------ kernels
@@ -329,11 +342,28 @@ def kernel_names(source: str) -> list[str]:
     found: dict[str, int] = {}
     for rx in _KERNEL_RES:
         for m in rx.finditer(masked):
-            before = masked[:m.start()].rstrip()
-            if re.search(r"template\s*<[^;{}]*>$", before):
+            if _after_template_head(masked, m.start()):
                 continue
             found.setdefault(m.group(1), m.start())
     return sorted(found, key=found.get)
+
+
+_TEMPLATE_HEAD = re.compile(r"template\s*<[^;{}]*>$")
+
+
+def _after_template_head(masked: str, start: int) -> bool:
+    """``template <...>`` ends just before ``start`` (whitespace apart). Only the text after the
+    last ``;``/``{``/``}`` can hold it: a backward scan, not a regex over the whole prefix per
+    kernel (quadratic)."""
+    end = start
+    while end > 0 and masked[end - 1].isspace():
+        end -= 1
+    if end == 0 or masked[end - 1] != ">":
+        return False
+    k = end - 1
+    while k > 0 and masked[k - 1] not in ";{}":
+        k -= 1
+    return _TEMPLATE_HEAD.search(masked, k, end) is not None
 
 
 def uses_mpu(source: str) -> bool:
@@ -380,12 +410,19 @@ def mpu_kernels(source: str) -> list[str]:
             if span:
                 spans[m.group(1)] = span
     outside = False
+    ordered = sorted((a, b, name) for name, (a, b) in spans.items())
+    nxt, active = 0, []          # matches come in increasing order: a sweep over the spans
     for m in _MPU_RE.finditer(masked):
-        owner = [k for k, (a, b) in spans.items() if a <= m.start() < b]
-        if owner:
-            hits += owner
+        pos = m.start()
+        while nxt < len(ordered) and ordered[nxt][0] <= pos:
+            active.append(ordered[nxt])
+            nxt += 1
+        active = [s for s in active if s[1] > pos]
+        if active:
+            hits += [name for _, _, name in active]
         else:
             outside = True
+    hits = set(hits)
     names = kernel_names(source)
     return names if outside else [n for n in names if n in hits]
 

@@ -441,6 +441,22 @@ class Analysis:
         collector.visit(self.ast)
         return collector.buffers
 
+    def unknown_intrinsics(self) -> set[str]:
+        """Warn (XP1151) at calls of intrinsic-looking names nothing knows (``known_names``)."""
+        from .known_names import unknown_intrinsic_calls
+
+        found = unknown_intrinsic_calls(self.program)
+        where = ("the compiler's intrinsic headers" if self.dialect.name == "vnni"
+                 else f"the {self.dialect.name} intrinsic descriptions")
+        for name, coord in found:
+            self.diagnostics.append(Diagnostic(
+                "XP1151", f"'{name}' is not a known intrinsic or builtin: neither the virtual device's "
+                f"runtime nor {where} declare it, and nothing in this file does (a typo, or an "
+                "intrinsic the virtual device does not implement: the build will fail)",
+                Coord(self.program.path, coord.line, coord.column or 0) if coord else Coord(self.program.path),
+                severity="warning", construct=name))
+        return {name for name, _ in found}
+
     def intrinsics(self) -> list[str]:
         names = set()
         for name in self.defs:
@@ -503,7 +519,9 @@ def _reads_host(events: list[tuple], host: str) -> bool:
     """A host->device copy from ``host`` whose next launch reads the buffer first."""
     for i, ev in enumerate(events):
         if ev[0] == "h2d" and ev[1] == host:
-            nxt = next((e for e in events[i + 1:] if e[0] in ("launch", "h2d", "set")), None)
+            # the next launch / copy / set (no slice copy per event: linear in a long host function)
+            nxt = next((events[j] for j in range(i + 1, len(events))
+                        if events[j][0] in ("launch", "h2d", "set")), None)
             if nxt is not None and nxt[0] == "launch" and nxt[1]:
                 return True
     return False
@@ -511,10 +529,11 @@ def _reads_host(events: list[tuple], host: str) -> bool:
 
 def _writes_host(events: list[tuple], host: str) -> bool:
     """A device->host copy into ``host`` of a buffer some earlier launch wrote."""
-    for i, ev in enumerate(events):
-        if ev[0] == "d2h" and ev[1] == host:
-            if any(e[0] == "launch" and e[2] for e in events[:i]):
-                return True
+    written = False                  # some launch before this event wrote the buffer
+    for ev in events:
+        if ev[0] == "d2h" and ev[1] == host and written:
+            return True
+        written = written or (ev[0] == "launch" and ev[2])
     return False
 
 
@@ -544,7 +563,8 @@ def build(program: Program, dialect: Dialect, entry: str | None) -> Program:
     program.functions = functions
     program.entry = a.entry(functions, entry)
     program.buffers = a.buffers()
-    program.intrinsics = a.intrinsics()
+    unknown = a.unknown_intrinsics()
+    program.intrinsics = [n for n in a.intrinsics() if n not in unknown]
     program.diagnostics = a.diagnostics
     program.facts["constants"] = {n: v for n in a.consts.sources
                                   if (v := a.consts.value(n)) is not None}

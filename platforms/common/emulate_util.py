@@ -109,17 +109,52 @@ def match_forward(masked: str, i: int, open_c: str = "(", close_c: str = ")") ->
     return -1
 
 
-def match_backward(masked: str, i: int, open_c: str = "(", close_c: str = ")") -> int:
-    """Index of the bracket opening the one closing at ``i`` (-1 if unbalanced)."""
+def match_backward(masked: str, i: int, open_c: str = "(", close_c: str = ")", stop: str = "") -> int:
+    """Index of the bracket opening the one closing at ``i`` (-1 if unbalanced, or when one of
+    the characters of ``stop`` comes first: a bound on the scan, e.g. ``";{}"`` for template
+    arguments, which never span a statement)."""
     depth = 0
     for k in range(i, -1, -1):
         ch = masked[k]
+        if ch in stop:
+            return -1
         if ch == close_c:
             depth += 1
         elif ch == open_c:
             depth -= 1
             if depth == 0:
                 return k
+    return -1
+
+
+def space_before(masked: str, end: int) -> int:
+    r"""``end`` moved back over whitespace: the index just after the last non-space character
+    before ``end`` (a backward scan; ``re.search(r"\s*$", masked[:end])`` without the copy)."""
+    while end > 0 and masked[end - 1].isspace():
+        end -= 1
+    return end
+
+
+def word_before(masked: str, end: int) -> int:
+    r"""Start of the identifier ``[A-Za-z_]\w*`` ending exactly at ``end`` (-1 if none): what
+    ``re.search(r"[A-Za-z_]\w*$", masked[:end])`` finds, in time linear in the word's length
+    (the regex restarts at every character of a long word: quadratic)."""
+    k = end
+    while k > 0 and (masked[k - 1].isalnum() or masked[k - 1] == "_"):
+        k -= 1
+    for p in range(k, end):
+        if masked[p] == "_" or ("a" <= masked[p] <= "z") or ("A" <= masked[p] <= "Z"):
+            return p
+    return -1
+
+
+def endswith_word(masked: str, end: int, words: tuple[str, ...]) -> int:
+    r"""Start of one of ``words`` ending at ``end`` after trailing whitespace is skipped (-1 if
+    none): ``re.search(r"(w1|w2)\s*$", masked[:end])`` without the copy of the prefix."""
+    e = space_before(masked, end)
+    for w in words:
+        if e >= len(w) and masked.startswith(w, e - len(w)):
+            return e - len(w)
     return -1
 
 
@@ -176,6 +211,7 @@ _SKIP_BACK = {"static", "inline", "__inline__", "__forceinline__", "__noinline__
 
 
 def _is_template_decl(masked: str, start: int) -> bool:
+    # backward scans only (no regex over the prefix: that is quadratic in a long file)
     k = start - 1
     while k >= 0:
         while k >= 0 and masked[k].isspace():
@@ -187,60 +223,87 @@ def _is_template_decl(masked: str, start: int) -> bool:
             k = q - 1
             continue
         if masked[k] == ">":
-            o = match_backward(masked, k, "<", ">")
+            o = match_backward(masked, k, "<", ">", stop=";{}")
             if o < 0:
                 return False
-            m = re.search(r"template\s*$", masked[:o])
-            return m is not None
-        m = re.search(r"[A-Za-z_]\w*$", masked[: k + 1])
-        if m and m.group(0) in _SKIP_BACK:
-            k = m.start() - 1
-            continue
-        if m and m.group(0) in ("__launch_bounds__",):
-            k = m.start() - 1
+            return endswith_word(masked, o, ("template",)) >= 0
+        w = word_before(masked, k + 1)
+        word = masked[w:k + 1] if w >= 0 else None
+        if word in _SKIP_BACK or word == "__launch_bounds__":
+            k = w - 1
             continue
         if masked[k] == ")":  # __attribute__((...)) / __launch_bounds__(...) before
-            o = match_backward(masked, k)
-            m = re.search(r"(__attribute__|__launch_bounds__|__declspec|alignas)\s*$", masked[:o])
-            if m:
-                k = m.start() - 1
+            o = match_backward(masked, k, stop=";{}")
+            if o < 0:
+                return False
+            a = endswith_word(masked, o, ("__attribute__", "__launch_bounds__", "__declspec", "alignas"))
+            if a >= 0:
+                k = a - 1
                 continue
         return False
     return False
 
 
+_NAMESPACE_OR_BRACE = re.compile(r"\bnamespace\b\s*([A-Za-z_][\w:]*)?\s*\{|[{}]")
+
+
+class NamespaceScanner:
+    """Named/anonymous namespaces enclosing an offset, for offsets asked in increasing order
+    (one pass over the text in all: ``namespace_at`` for every function would be quadratic)."""
+
+    def __init__(self, masked: str):
+        self._matches = _NAMESPACE_OR_BRACE.finditer(masked)
+        self._pending: re.Match | None = None
+        self._stack: list[str | None] = []   # None: a brace that is not a namespace
+
+    def at(self, offset: int) -> list[str]:
+        while True:
+            m = self._pending or next(self._matches, None)
+            self._pending = None
+            if m is None:
+                break
+            if m.end() > offset:
+                self._pending = m
+                break
+            tok = m.group(0)
+            if tok == "{":
+                self._stack.append(None)
+            elif tok == "}":
+                if self._stack:
+                    self._stack.pop()
+            else:
+                self._stack.append(m.group(1) or "")
+        names: list[str] = []
+        for name in self._stack:
+            if name is not None:
+                names.extend(name.split("::") if name else [""])
+        return names
+
+
 def namespace_at(masked: str, offset: int) -> list[str]:
     """Named/anonymous namespaces enclosing ``offset`` (outermost first; "" = anonymous)."""
-    stack: list[str | None] = []   # None: a brace that is not a namespace
-    for m in re.finditer(r"\bnamespace\b\s*([A-Za-z_][\w:]*)?\s*\{|[{}]", masked[:offset]):
-        tok = m.group(0)
-        if tok == "{":
-            stack.append(None)
-        elif tok == "}":
-            if stack:
-                stack.pop()
-        else:
-            stack.append(m.group(1) or "")
-    names: list[str] = []
-    for name in stack:
-        if name is not None:
-            names.extend(name.split("::") if name else [""])
-    return names
+    return NamespaceScanner(masked[:offset]).at(offset)
+
+
+_DECL_STEP = re.compile(r"\s*(?:([A-Za-z_]\w*)|(::)|(\()|([;{}=]))")
+_SPACES = re.compile(r"\s*")
 
 
 def scan_functions(text: str, qualifier: str, masked: str | None = None) -> list[FunctionInfo]:
     """Find every function declared with ``qualifier`` (outside comments/strings/macros)."""
     masked = mask_code(text) if masked is None else masked
     found: list[FunctionInfo] = []
+    namespaces = NamespaceScanner(masked)
+    line, line_pos = 1, 0          # line of offset line_pos (offsets only grow: linear)
     for m in re.finditer(r"\b" + re.escape(qualifier) + r"\b", masked):
         i = m.end()
         attrs: dict[str, str] = {}
         name = None
         params_open = -1
         while i < len(masked):
-            mm = re.compile(r"\s*(?:([A-Za-z_]\w*)|(::)|(\()|([;{}=]))").match(masked, i)
+            mm = _DECL_STEP.match(masked, i)
             if not mm:
-                i += 1
+                i = _SPACES.match(masked, i).end() + 1
                 continue
             if mm.group(1):
                 word = mm.group(1)
@@ -279,11 +342,13 @@ def scan_functions(text: str, qualifier: str, masked: str | None = None) -> list
             if ch in ";,=":
                 break
             j += 1
+        line += text.count("\n", line_pos, m.start())
+        line_pos = m.start()
         found.append(FunctionInfo(
-            name=name, namespaces=namespace_at(masked, m.start()), params=text[params_open + 1:close],
+            name=name, namespaces=namespaces.at(m.start()), params=text[params_open + 1:close],
             params_span=(params_open + 1, close), body_span=body,
             is_template=_is_template_decl(masked, m.start()), decl_start=m.start(), attrs=attrs,
-            line=line_of(text, m.start())))
+            line=line))
     return found
 
 

@@ -71,6 +71,11 @@ def parse_program(text: str, dialect: Dialect, path: str = "<input>",
         return _parse_program(text, dialect, path, entry)
     except SourceError:
         raise
+    except RecursionError:
+        # a long operator chain (a + b + ... with hundreds of terms) gives an AST deeper than
+        # the recursive analysis can walk: a limit of the front-end, not a defect
+        raise _error("XP1104", "expression or statement nested too deeply for the front-end "
+                     "(a very long operator chain or deep nesting)", Coord(path, 1, 1)) from None
     except Exception as exc:  # noqa: BLE001 - the one place internal errors become diagnostics
         msg = f"internal front-end error ({type(exc).__name__}: {exc}); please report it"
         raise _error("XP1199", msg, Coord(path, 1, 1)) from exc
@@ -131,7 +136,9 @@ def run_parser(text: str, path: str, dialect: Dialect, macro_kinds: dict[str, st
     except ParseError as exc:
         raise parse_error_diagnostic(str(exc), path, text, _current_token(parser)) from None
     except RecursionError:
-        raise _error("XP1100", "construct nested too deeply", Coord(path, 1, 1)) from None
+        at = _current_token(parser)
+        where = Coord(path, at.lineno, at.column) if at is not None else Coord(path, 1, 1)
+        raise _error("XP1104", "construct nested too deeply for the parser", where) from None
 
 
 def _current_token(parser: XParser):

@@ -74,6 +74,126 @@ OPERAND_KINDS = frozenset({"ID", "TYPEID", "RPAREN", "RBRACKET", "STRING_LITERAL
 STATEMENT_START = frozenset({"SEMI", "LBRACE", "RBRACE", None})
 OPEN = {"LPAREN": "RPAREN", "LBRACKET": "RBRACKET", "LBRACE": "RBRACE"}
 _UNKNOWN_QUALIFIER = re.compile(r"__[A-Za-z]\w*__")
+# Brackets nested deeper than this are refused at once (XP1104): pycparser's recursive descent
+# runs out of Python stack long before (about 60 to 240 levels, by construct), and the token
+# rewrites that match brackets would be quadratic on such nests.
+MAX_NESTING = 256
+MAX_TEMPLATE_TOKENS = 256     # longest template argument list recognised (real ones: < 50 tokens)
+INT_KINDS = frozenset({"INT_CONST_DEC", "INT_CONST_HEX", "INT_CONST_OCT", "INT_CONST_BIN"})
+_INT_LITERAL = re.compile(r"(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9']+)([uUlLzZ]*)")
+
+
+def integer_value(text: str) -> int | None:
+    """Value of a C integer literal's spelling (suffixes and digit separators ignored)."""
+    m = _INT_LITERAL.fullmatch(text)
+    if not m:
+        return None
+    digits = m.group(1).replace("'", "")
+    if digits[:2] in ("0x", "0X"):
+        return int(digits[2:], 16)
+    if digits[:2] in ("0b", "0B"):
+        return int(digits[2:], 2)
+    if len(digits) > 1 and digits[0] == "0":
+        return int(digits, 8) if set(digits) <= set("01234567") else None
+    return int(digits)
+
+
+class TokenBuffer:
+    """The token list of the rewriting loop, as a gap buffer: ``head`` holds the tokens before
+    the gap in order, ``tail`` the tokens after it in reverse order. It reads like a list
+    (indexes, slices, ``len``); an edit first moves the gap to its start, so replacing tokens
+    where the loop stands costs the size of the edit and the distance the gap moves, not the
+    length of the rest of the file (a plain list shifts every later token: quadratic over a
+    file with one rewrite per line)."""
+
+    __slots__ = ("head", "tail")
+
+    def __init__(self, toks: list[Token]):
+        self.head: list[Token] = []
+        self.tail: list[Token] = toks[::-1]
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.tail)
+
+    def __iter__(self):
+        yield from self.head
+        yield from reversed(self.tail)
+
+    def to_list(self) -> list[Token]:
+        return self.head + self.tail[::-1]
+
+    def _gap(self, i: int) -> None:
+        head, tail = self.head, self.tail
+        h = len(head)
+        if i > h:
+            moved = tail[len(tail) - (i - h):]
+            del tail[len(tail) - (i - h):]
+            moved.reverse()
+            head.extend(moved)
+        elif i < h:
+            moved = head[i:]
+            del head[i:]
+            moved.reverse()
+            tail.extend(moved)
+
+    def _span(self, k: slice) -> tuple[int, int]:
+        start, stop, step = k.indices(len(self))
+        if step != 1:
+            raise ValueError("TokenBuffer slices take no step")
+        return start, max(start, stop)
+
+    def __getitem__(self, k):
+        head, tail = self.head, self.tail
+        h = len(head)
+        if isinstance(k, slice):
+            start, stop = self._span(k)
+            out = head[start:min(stop, h)] if start < h else []
+            if stop > h:
+                n = len(tail)
+                part = tail[n - (stop - h): n - (max(start, h) - h)]
+                part.reverse()
+                out += part
+            return out
+        if k < 0:
+            k += h + len(tail)
+            if k < 0:
+                raise IndexError("token index out of range")
+        if k < h:
+            return head[k]
+        j = len(tail) - 1 - (k - h)
+        if j < 0:
+            raise IndexError("token index out of range")
+        return tail[j]
+
+    def __setitem__(self, k, value) -> None:
+        if not isinstance(k, slice):
+            n = len(self)
+            if k < 0:
+                k += n
+            if not 0 <= k < n:
+                raise IndexError("token index out of range")
+            h = len(self.head)
+            if k < h:
+                self.head[k] = value
+            else:
+                self.tail[len(self.tail) - 1 - (k - h)] = value
+            return
+        start, stop = self._span(k)
+        self._gap(start)
+        tail = self.tail
+        if stop > start:
+            del tail[len(tail) - (stop - start):]
+        tail.extend(reversed(list(value)))
+
+    def __delitem__(self, k) -> None:
+        if not isinstance(k, slice):
+            n = len(self)
+            if k < 0:
+                k += n
+            if not 0 <= k < n:
+                raise IndexError("token index out of range")
+            k = slice(k, k + 1)
+        self[k] = []
 
 
 @dataclass(slots=True)
@@ -252,11 +372,20 @@ class TokenRewriter:
 
     # -- main loop ------------------------------------------------------------
     def check_balance(self) -> None:
-        """Every (, [, { closed in order (XP1101), reported at the offending bracket."""
+        """Every (, [, { closed in order (XP1101), reported at the offending bracket; no nest
+        deeper than MAX_NESTING (XP1104); every integer literal fits a C integer type (XP1105)."""
         stack: list[Token] = []
         for tok in self.toks:
             if tok.type in OPEN:
                 stack.append(tok)
+                if len(stack) > MAX_NESTING:
+                    self.error("XP1104", f"brackets nested more than {MAX_NESTING} deep", tok, tok.value)
+            elif tok.type in INT_KINDS:
+                value = integer_value(tok.value)
+                if value is not None and value >= 1 << 64:
+                    shown = tok.value if len(tok.value) <= 40 else tok.value[:37] + "..."
+                    self.error("XP1105", f"integer literal {shown} does not fit any C integer type "
+                               "(the largest is 64-bit unsigned)", tok, tok.value)
             elif tok.type in ("RPAREN", "RBRACKET", "RBRACE"):
                 if not stack or OPEN[stack[-1].type] != tok.type:
                     self.error("XP1101", f"unbalanced '{tok.value}'", tok, tok.value)
@@ -274,6 +403,7 @@ class TokenRewriter:
             self.toks = instantiate(self.toks)
         except TemplateError as exc:
             self.error(TEMPLATE_CODE, exc.message, exc.tok, exc.construct)
+        self.toks = TokenBuffer(self.toks)   # edits where the loop stands stay cheap
         while self.i < len(self.toks):
             tok = self.toks[self.i]
             handler = self.dispatch(tok)
@@ -561,10 +691,15 @@ class TokenRewriter:
         return True
 
     def template_close(self, j: int) -> int | None:
-        """Index of the '>' closing the '<' at ``j``; splits '>>' as needed."""
+        """Index of the '>' closing the '<' at ``j``; splits '>>' as needed. A '<' not closed
+        within MAX_TEMPLATE_TOKENS tokens is no template argument list (a bound: a statement with
+        thousands of unclosed '<' would otherwise be scanned once per '<')."""
         depth = 0
         k = j
+        end = j + MAX_TEMPLATE_TOKENS
         while k < len(self.toks):
+            if k > end:
+                return None
             t = self.toks[k]
             if t.type == "LT":
                 depth += 1

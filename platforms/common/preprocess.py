@@ -52,6 +52,11 @@ _SCAN = re.compile(
     r"|/\*.*?(?:\*/|\Z)"              # block comment (maybe unterminated)
     r"|^[ \t]*#(?:\\\n|/\*.*?\*/|[^\n])*",  # preprocessor line (with continuations)
     re.M | re.S)
+# the same without the comment inside a preprocessor line: used after the last '*/' of the file,
+# where that alternative cannot match (each try would scan to the end: quadratic over many
+# '#define X /*' lines)
+_SCAN_TAIL = re.compile(_SCAN.pattern.replace(r"|/\*.*?\*/|[^\n])*", r"|[^\n])*"), re.M | re.S)
+assert _SCAN_TAIL.pattern != _SCAN.pattern
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(\w*)(.*)", re.S)
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\(([^)]*)\))?(.*)", re.S)
 
@@ -78,10 +83,20 @@ class _Preprocessor:
         self.predefined = dict(predefined)
         # stack of [active_now, any_branch_taken, parent_active, line]
         self.cond: list[list] = []
+        self._line_at = (0, 1)        # (offset, its line): offsets mostly grow, counted on
 
     # -- helpers -------------------------------------------------------------
+    def line_of(self, offset: int) -> int:
+        """Line of ``offset``, counted on from the last offset asked (linear over a file)."""
+        last, line = self._line_at
+        if offset < last:
+            last, line = 0, 1
+        line += self.text.count("\n", last, offset)
+        self._line_at = (offset, line)
+        return line
+
     def coord(self, offset: int) -> Coord:
-        line = self.text.count("\n", 0, offset) + 1
+        line = self.line_of(offset)
         col = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
         return Coord(self.path, line, col)
 
@@ -91,15 +106,25 @@ class _Preprocessor:
 
     @property
     def active(self) -> bool:
-        return all(frame[0] for frame in self.cond)
+        # a frame is active only when its parent is (``conditional``): the top frame decides
+        return self.cond[-1][0] if self.cond else True
 
     # -- main loop ------------------------------------------------------------
     def run(self) -> Preprocessed:
         pos = 0
-        for m in _SCAN.finditer(self.text):
-            self.emit_code(self.text[pos:m.start()])
-            self.handle(m)
-            pos = m.end()
+        close = self.text.rfind("*/")
+        tail = close + 2 if close >= 0 else 0     # no comment can close after this offset
+        scan = _SCAN
+        while True:
+            for m in scan.finditer(self.text, pos):
+                if scan is _SCAN and m.start() >= tail:
+                    break                           # on with _SCAN_TAIL from pos
+                self.emit_code(self.text[pos:m.start()])
+                self.handle(m)
+                pos = m.end()
+            else:
+                break
+            scan = _SCAN_TAIL
         self.emit_code(self.text[pos:])
         if self.cond:
             self.error("XP1121", "unterminated #if (missing #endif)", self.cond[-1][3], "#if")
@@ -161,8 +186,7 @@ class _Preprocessor:
         name, params, body = m.group(1), m.group(3), m.group(4).strip()
         plist = None if m.group(2) is None else tuple(
             p.strip() for p in params.split(",") if p.strip())
-        line = self.text.count("\n", 0, offset) + 1
-        self.result.defines[name] = Macro(name, plist, body, line)
+        self.result.defines[name] = Macro(name, plist, body, self.line_of(offset))
 
     def conditional(self, kind: str, rest: str, offset: int) -> None:
         if kind in ("if", "ifdef", "ifndef"):
@@ -188,9 +212,10 @@ class _Preprocessor:
             known = self.is_defined(expr.strip())
             return known if kind == "ifdef" else not known
         try:
-            return bool(eval_pp_expression(expr, self.macro_value, self.is_defined))
-        except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
-            self.error("XP1121", f"cannot evaluate #if {expr}", offset, "#if")
+            return bool(eval_pp_expression(expr, self.macro_value, self.is_defined, memo={}))
+        except (SyntaxError, ValueError, ZeroDivisionError, TypeError, RecursionError, MemoryError):
+            shown = expr if len(expr) <= 200 else expr[:200] + "..."
+            self.error("XP1121", f"cannot evaluate #if {shown}", offset, "#if")
 
     def is_defined(self, name: str) -> bool:
         return name in self.result.defines or name in self.predefined
@@ -205,8 +230,11 @@ _PP_TOKEN = re.compile(r"\s*(defined\s*\(\s*\w+\s*\)|defined\s+\w+|0[xX][0-9a-fA
                        r"|&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%()<>!~&|^?:])")
 
 
-def eval_pp_expression(expr: str, value_of, is_defined, depth: int = 0) -> int:
-    """Evaluate a ``#if`` expression (C semantics on integers; unknown names are 0)."""
+def eval_pp_expression(expr: str, value_of, is_defined, depth: int = 0, memo: dict | None = None) -> int:
+    """Evaluate a ``#if`` expression (C semantics on integers; unknown names are 0).
+
+    ``memo`` (one dict per directive) keeps each macro's value at each expansion depth: a macro
+    used many times, or macros doubling each other, are evaluated once, not exponentially often."""
     out = []
     pos = 0
     expr = expr.strip()
@@ -216,12 +244,12 @@ def eval_pp_expression(expr: str, value_of, is_defined, depth: int = 0) -> int:
             raise SyntaxError(expr[pos:])
         tok = m.group(1)
         pos = m.end()
-        out.append(_pp_token_to_python(tok, value_of, is_defined, depth))
+        out.append(_pp_token_to_python(tok, value_of, is_defined, depth, memo))
     text = " ".join(out) or "0"
     return _safe_eval(pyast.parse(text, mode="eval").body)
 
 
-def _pp_token_to_python(tok: str, value_of, is_defined, depth: int) -> str:
+def _pp_token_to_python(tok: str, value_of, is_defined, depth: int, memo: dict | None = None) -> str:
     if tok.startswith("defined"):
         name = re.sub(r"defined|[()\s]", "", tok)
         return "1" if is_defined(name) else "0"
@@ -231,15 +259,36 @@ def _pp_token_to_python(tok: str, value_of, is_defined, depth: int) -> str:
         body = value_of(tok)
         if body is None or depth > 8:
             return "0"
-        return f"({eval_pp_expression(body or '1', value_of, is_defined, depth + 1)})"
+        if memo is not None and (tok, depth) in memo:
+            return memo[tok, depth]
+        text = f"({eval_pp_expression(body or '1', value_of, is_defined, depth + 1, memo)})"
+        if memo is not None:
+            memo[tok, depth] = text
+        return text
     return {"&&": " and ", "||": " or ", "!": " not ", "/": "//"}.get(tok, tok)
+
+
+def _shift(a: int, b: int, left: bool) -> int:
+    if not 0 <= b < 128:
+        raise ValueError("shift count out of range")
+    return a << b if left else a >> b
 
 
 _BINOPS = {pyast.Add: lambda a, b: a + b, pyast.Sub: lambda a, b: a - b,
            pyast.Mult: lambda a, b: a * b, pyast.FloorDiv: lambda a, b: int(a / b),
-           pyast.Mod: lambda a, b: a % b, pyast.LShift: lambda a, b: a << b,
-           pyast.RShift: lambda a, b: a >> b, pyast.BitAnd: lambda a, b: a & b,
+           pyast.Mod: lambda a, b: a % b, pyast.LShift: lambda a, b: _shift(a, b, True),
+           pyast.RShift: lambda a, b: _shift(a, b, False), pyast.BitAnd: lambda a, b: a & b,
            pyast.BitOr: lambda a, b: a | b, pyast.BitXor: lambda a, b: a ^ b}
+
+
+def _bounded(v: int) -> int:
+    """C evaluates ``#if`` in (u)intmax_t: a value far outside 64 bits is an overflow, not a
+    reason to compute huge integers (``#if 99999999 * 99999999 * ...``)."""
+    if v.bit_length() > 128:
+        raise ValueError("#if arithmetic overflows")
+    return v
+
+
 _CMPOPS = {pyast.Eq: lambda a, b: a == b, pyast.NotEq: lambda a, b: a != b,
            pyast.Lt: lambda a, b: a < b, pyast.LtE: lambda a, b: a <= b,
            pyast.Gt: lambda a, b: a > b, pyast.GtE: lambda a, b: a >= b}
@@ -261,8 +310,17 @@ def _safe_eval(node) -> int:
             return _safe_eval(x)
         case pyast.UnaryOp(op=pyast.Invert(), operand=x):
             return ~_safe_eval(x)
-        case pyast.BinOp(op=op, left=a, right=b) if type(op) in _BINOPS:
-            return _BINOPS[type(op)](_safe_eval(a), _safe_eval(b))
+        case pyast.BinOp(op=op) if type(op) in _BINOPS:
+            # a left-nested chain (a + b + c + ...) iteratively: a long one must not exhaust the
+            # recursion limit; left to right, as the recursion would
+            chain = []
+            while isinstance(node, pyast.BinOp) and type(node.op) in _BINOPS:
+                chain.append(node)
+                node = node.left
+            value = _safe_eval(node)
+            for link in reversed(chain):
+                value = _bounded(_BINOPS[type(link.op)](value, _safe_eval(link.right)))
+            return value
         case pyast.Compare(left=a, ops=[op], comparators=[b]) if type(op) in _CMPOPS:
             return int(_CMPOPS[type(op)](_safe_eval(a), _safe_eval(b)))
         case pyast.IfExp(test=t, body=a, orelse=b):

@@ -30,6 +30,7 @@ arguments cannot be deduced.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 
 from pycparser.c_lexer import Token
@@ -71,7 +72,10 @@ def _close_angle(toks: list[Token], j: int) -> int | None:
     argument list (a ';' '{' '}' comes first)."""
     depth, k = 0, j
     paren = 0
+    end = j + 256                    # as lexer.MAX_TEMPLATE_TOKENS: a bounded scan
     while k < len(toks):
+        if k > end:
+            return None
         t = toks[k]
         if t.type in ("LPAREN", "LBRACKET"):
             paren += 1
@@ -158,6 +162,31 @@ def mangle_spelling(name: str, args_text: str) -> str:
     return name + "_" + "_".join(parts)
 
 
+class _Scope:
+    """The tokens visible at a use: ``prefix + out`` without copying them (``out`` only grows
+    while the view is in use), with the backward declaration lookups memoised per name, so each
+    lookup rescans only the tokens added since the last one of that name (a long function with
+    many template calls stays linear; a fresh ``prefix + out`` and a full rescan per call were
+    quadratic)."""
+
+    __slots__ = ("prefix", "out", "memo")
+
+    def __init__(self, prefix: list[Token], out: list[Token]):
+        self.prefix, self.out = prefix, out
+        self.memo: dict[tuple[str, str], tuple] = {}
+
+    def __len__(self) -> int:
+        return len(self.prefix) + len(self.out)
+
+    def __getitem__(self, k: int) -> Token:
+        n = len(self.prefix)
+        if k < 0:
+            k += n + len(self.out)
+        if k < 0:
+            raise IndexError(k)
+        return self.prefix[k] if k < n else self.out[k - n]
+
+
 def _retok(tok: Token, at: Token) -> Token:
     return Token(tok.type, tok.value, at.lineno, at.column, at.filename)
 
@@ -166,7 +195,7 @@ class Instantiator:
     def __init__(self, toks: list[Token]):
         self.toks = toks
         self.templates: dict[str, list[Template]] = {}
-        self.requests: list[tuple[str, list[list[Token]], Token]] = []
+        self.requests: deque[tuple[str, list[list[Token]], Token]] = deque()
 
     # -- collection --------------------------------------------------------------------
     def run(self) -> list[Token]:
@@ -298,6 +327,7 @@ class Instantiator:
     def _uses(self, toks: list[Token], scope: list[Token] | None = None) -> list[Token]:
         """Replace ``name<args>`` and deducible ``name(args)`` of templates; queue requests."""
         out: list[Token] = []
+        view = _Scope(scope or [], out)
         k = 0
         toks = list(toks)
         while k < len(toks):
@@ -308,13 +338,13 @@ class Instantiator:
                 if nxt is not None and nxt.type == "LT":
                     close = _close_angle(toks, k + 1)
                     if close is not None:
-                        args = [_local_constant(a, (scope or []) + out) for a in _split(toks[k + 2: close])]
+                        args = [_local_constant(a, view) for a in _split(toks[k + 2: close])]
                         out.append(Token("ID", self._request(t, args), t.lineno, t.column, t.filename))
                         k = close + 1
                         continue
                 if nxt is not None and nxt.type == "LPAREN" and not self._is_declarator(out):
                     pclose = _match(toks, k + 1)
-                    args = self._deduce(t, _split(toks[k + 2: pclose]), (scope or []) + out)
+                    args = self._deduce(t, _split(toks[k + 2: pclose]), view)
                     out.append(Token("ID", self._request(t, args), t.lineno, t.column, t.filename))
                     k += 1
                     continue
@@ -378,7 +408,7 @@ class Instantiator:
     def _drain(self) -> None:
         seen: set[tuple] = set()
         while self.requests:
-            name, args, at = self.requests.pop(0)
+            name, args, at = self.requests.popleft()
             for tpl in self.templates[name]:
                 args_full = self._complete(tpl, args, at)
                 key = tuple(_spelling(a) for a in args_full)
@@ -412,40 +442,77 @@ class Instantiator:
         return out
 
 
-def _local_constant(arg: list[Token], scope: list[Token]) -> list[Token]:
+def _local_constant(arg: list[Token], scope) -> list[Token]:
     """A template argument naming a local ``constexpr``/``const`` variable initialised with a
-    literal is replaced by that literal (the variable is not visible inside the template)."""
+    literal is replaced by that literal (the variable is not visible inside the template).
+
+    The declaration is looked for at depth 0 of the innermost block enclosing the use, scanning
+    backward. With a memoising ``_Scope``, the scan stops where the previous lookup of the name
+    started, in the same brace state, and takes that lookup's result."""
     if len(arg) != 1 or arg[0].type != "ID":
         return arg
     name = arg[0].value
+    n = len(scope)
+    memo = getattr(scope, "memo", None)
+    # checkpoints of earlier lookups: position -> (depth there, result from there on). The last
+    # two tokens are re-examined (their look-ahead grows with the scope): a lookup's checkpoint
+    # is the third token from the end, with the depth the scan had there
+    seen = memo.setdefault(("const", name), {}) if memo is not None else {}
+    check = n - 3
+    depth_at_check = None
+    found = None
     depth = 0
-    for k in range(len(scope) - 1, 0, -1):
+    for k in range(n - 1, 0, -1):
+        hit = seen.get(k)
+        if hit is not None and hit[0] == depth:
+            found = hit[1]
+            break
+        if k == check:
+            depth_at_check = depth
         t = scope[k]
         if t.type == "RBRACE":
             depth += 1
         elif t.type == "LBRACE":
             if depth == 0:
-                return arg          # reached the start of the enclosing function body
+                found = ("none",)    # reached the start of the enclosing block
+                break
             depth -= 1
-        if depth == 0 and t.type == "ID" and t.value == name and k + 2 < len(scope) and \
+        if depth == 0 and t.type == "ID" and t.value == name and k + 2 < n and \
                 scope[k + 1].type == "EQUALS":
-            j = k - 1
-            quals = set()
-            while j >= 0 and scope[j].type not in ("SEMI", "LBRACE", "RBRACE"):
-                quals.add(scope[j].type)
-                j -= 1
-            if not quals & {"CONSTEXPR", "CONST"}:
-                return arg
-            init = []
-            for x in scope[k + 2:]:
-                if x.type in ("SEMI", "COMMA"):
-                    break
-                init.append(x)
-            if init and all(x.type.startswith(("INT_CONST", "FLOAT_CONST")) or x.type in
-                            ("MINUS", "PLUS", "TIMES", "DIVIDE", "LPAREN", "RPAREN") for x in init):
-                return [_retok(x, arg[0]) for x in init]
-            return arg
+            found = _constant_at(scope, k, n)
+            break
+    else:
+        found = ("none",)
+    if memo is not None and depth_at_check is not None and found[0] != "partial":
+        seen[check] = (depth_at_check, found)
+    if found[0] == "init":
+        return [_retok(x, arg[0]) for x in found[1]]
     return arg
+
+
+def _constant_at(scope, k: int, n: int) -> tuple:
+    """("init", tokens) when the declaration whose name is at ``k`` is a const/constexpr with a
+    literal initialiser, ("none",) when it is not, ("partial", tokens) when its initialiser
+    runs to the end of the scope (not memoised: the scope may grow)."""
+    j = k - 1
+    quals = set()
+    while j >= 0 and scope[j].type not in ("SEMI", "LBRACE", "RBRACE"):
+        quals.add(scope[j].type)
+        j -= 1
+    if not quals & {"CONSTEXPR", "CONST"}:
+        return ("none",)
+    init = []
+    ended = False
+    for i in range(k + 2, n):
+        x = scope[i]
+        if x.type in ("SEMI", "COMMA"):
+            ended = True
+            break
+        init.append(x)
+    if init and all(x.type.startswith(("INT_CONST", "FLOAT_CONST")) or x.type in
+                    ("MINUS", "PLUS", "TIMES", "DIVIDE", "LPAREN", "RPAREN") for x in init):
+        return ("init", init) if ended else ("partial", init)
+    return ("none",) if ended else ("partial", [])
 
 
 def _kw(word: str) -> str:
@@ -486,30 +553,53 @@ def _arg_type(arg: list[Token], scope: list[Token]) -> tuple[str, int] | None:
     return base, level - deref
 
 
-def _declared_type(name: str, scope: list[Token]) -> tuple[str, int] | None:
-    for k in range(len(scope) - 1, 0, -1):
-        t = scope[k]
-        if t.type != "ID" or t.value != name:
-            continue
-        nxt = scope[k + 1].type if k + 1 < len(scope) else None
-        if nxt not in ("COMMA", "RPAREN", "EQUALS", "SEMI", "LBRACKET"):
-            continue
-        level, j = 0, k - 1
-        while j >= 0 and scope[j].type in ("TIMES", "CONST", "RESTRICT", "VOLATILE") or \
-                (j >= 0 and scope[j].value in ("__restrict__", "__restrict")):
-            level += scope[j].type == "TIMES"
-            j -= 1
-        words = []
-        while j >= 0 and (scope[j].type.upper() in {w.upper() for w in _KEYWORD_TYPES} or
-                          (scope[j].type in ("ID", "TYPEID") and not words and scope[j].value not in _SPEC_WITH_ARGS)):
-            words.insert(0, scope[j].value)
-            j -= 1
-            if words and scope[j + 1].type in ("ID", "TYPEID"):
-                break
-        if words:
-            if nxt == "LBRACKET" and scope[k + 1].type == "LBRACKET":
-                level += 1
-            return " ".join(words), level
+_KEYWORD_KINDS = frozenset(w.upper() for w in _KEYWORD_TYPES)
+
+
+def _declared_type(name: str, scope) -> tuple[str, int] | None:
+    """The declaration of ``name`` nearest before the end of ``scope`` (backward scan). With a
+    memoising ``_Scope``, only the tokens added since the last lookup of the name are scanned
+    (the last one is re-examined: its look-ahead was cut off then)."""
+    n = len(scope)
+    memo = getattr(scope, "memo", None)
+    seen = memo.get(("decl", name)) if memo is not None else None
+    stop = max(seen[0] - 2, 0) if seen is not None else 0   # k = n_then - 1 again
+    result = None
+    for k in range(n - 1, stop, -1):
+        result = _declaration_at(scope, k, name, n)
+        if result is not None:
+            break
+    else:
+        if seen is not None:
+            result = seen[1]
+    if memo is not None:
+        memo[("decl", name)] = (n, result)
+    return result
+
+
+def _declaration_at(scope, k: int, name: str, n: int) -> tuple[str, int] | None:
+    t = scope[k]
+    if t.type != "ID" or t.value != name:
+        return None
+    nxt = scope[k + 1].type if k + 1 < n else None
+    if nxt not in ("COMMA", "RPAREN", "EQUALS", "SEMI", "LBRACKET"):
+        return None
+    level, j = 0, k - 1
+    while j >= 0 and scope[j].type in ("TIMES", "CONST", "RESTRICT", "VOLATILE") or \
+            (j >= 0 and scope[j].value in ("__restrict__", "__restrict")):
+        level += scope[j].type == "TIMES"
+        j -= 1
+    words = []
+    while j >= 0 and (scope[j].type.upper() in _KEYWORD_KINDS or
+                      (scope[j].type in ("ID", "TYPEID") and not words and scope[j].value not in _SPEC_WITH_ARGS)):
+        words.insert(0, scope[j].value)
+        j -= 1
+        if words and scope[j + 1].type in ("ID", "TYPEID"):
+            break
+    if words:
+        if nxt == "LBRACKET" and scope[k + 1].type == "LBRACKET":
+            level += 1
+        return " ".join(words), level
     return None
 
 

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from platforms.common.emulate_util import (apply_edits, c_string, inline_local_includes, line_directive,
                                            mask_code, match_backward, match_forward,
-                                           param_list_without_defaults, scan_functions, split_top)
+                                           param_list_without_defaults, scan_functions, space_before,
+                                           split_top, word_before)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -153,32 +154,33 @@ def _dyn_shared_decl(decl: str, file_scope: bool) -> str | None:
 
 
 def _launch_rewrites(text: str, masked: str) -> list[tuple[int, int, str]]:
+    # Every scan here is bounded (a forward search resumes where the last one ended, backward
+    # scans stop at the callee's own words): a hostile file (a 200k-character identifier, a line
+    # of '<<<') must not make the rewrite quadratic.
     edits = []
+    cfg_end = -1
     for m in re.finditer(r"<<<", masked):
         cfg_start = m.end()
-        cfg_end = masked.find(">>>", cfg_start)
-        if cfg_end < 0:
-            continue
-        k = m.start() - 1
-        while k >= 0 and masked[k].isspace():
-            k -= 1
+        if cfg_end < cfg_start:
+            cfg_end = masked.find(">>>", cfg_start)
+            if cfg_end < 0:
+                break                       # no '>>>' after this one: none after any later one
+        k = space_before(masked, m.start()) - 1
         if k >= 0 and masked[k] == ">":
-            o = match_backward(masked, k, "<", ">")
+            o = match_backward(masked, k, "<", ">", stop=";{}")
             if o < 0:
                 continue
-            k = o - 1
-            while k >= 0 and masked[k].isspace():
-                k -= 1
+            k = space_before(masked, o) - 1
         callee_start = k + 1
         while True:
-            mm = re.search(r"[A-Za-z_]\w*\s*$", masked[:callee_start])
-            if not mm:
+            w = word_before(masked, space_before(masked, callee_start))
+            if w < 0:
                 break
-            callee_start = mm.start()
-            mm2 = re.search(r"::\s*$", masked[:callee_start])
-            if not mm2:
+            callee_start = w
+            e = space_before(masked, callee_start)
+            if e < 2 or not masked.startswith("::", e - 2):
                 break
-            callee_start = mm2.start()
+            callee_start = e - 2
         callee = text[callee_start:m.start()].strip()
         p = cfg_end + 3
         while p < len(masked) and masked[p].isspace():

@@ -17,7 +17,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from platforms.common.emulate_util import mask_code
+from platforms.common.emulate_util import apply_edits, mask_code
 from platforms.cuda import emulate as _cuda
 
 HERE = Path(__file__).resolve().parent
@@ -89,10 +89,13 @@ def rewrite_vector_types(text: str) -> str:
     """typedef/using declarations with ext_vector_type / vector_size -> xp::gpu::ext_vec<T, N>."""
     masked = mask_code(text)
     edits = []
+    end = -1
     for m in re.finditer(r"\b(typedef|using)\b", masked):
+        if m.start() < end:
+            continue                 # inside the statement just looked at (linear, not quadratic)
         end = masked.find(";", m.end())
         if end < 0:
-            continue
+            break
         stmt_m = masked[m.start():end]
         am = _VEC_ATTR.search(stmt_m)
         if not am:
@@ -115,9 +118,7 @@ def rewrite_vector_types(text: str) -> str:
         count = f"({arg})" if "ext_vector" in kind else f"(({arg}) / sizeof({base}))"
         repl = f"typedef ::xp::gpu::ext_vec<{base}, {count}> {name}"
         edits.append((m.start(), end, repl + "\n" * stmt.count("\n")))
-    for a, b, s in sorted(edits, reverse=True):
-        text = text[:a] + s + text[b:]
-    return text
+    return apply_edits(text, edits)
 
 
 def _hip_transform(text: str) -> str:

@@ -53,6 +53,11 @@ CASES = {
     "no_function": ("cuda", "int x;\n", "XP1140", 1, 1),
     "ambiguous_entry": ("vnni", 'extern "C" void f() {}\nextern "C" void g() {}\n', "XP1141",
                         2, 1),
+    # the '(' that makes the nest 257 deep (the body's '{' counts)
+    "nested_too_deeply": ("cuda", "__global__ void k(float* a) { a[0] = " + "(" * 300 + "1" + ")" * 300 + "; }\n",
+                          "XP1104", 1, len("__global__ void k(float* a) { a[0] = ") + 256),
+    "integer_literal_too_large": ("vnni", "void f(long* a) {\n  a[0] = 123456789012345678901234567890;\n}\n",
+                                  "XP1105", 2, 10),
 }
 
 
@@ -138,7 +143,8 @@ def test_every_front_end_code_is_exercised():
     front_end = {c for c in _catalogue() if c.startswith("XP1")}
     # XP1300 (clang errors): tests/platforms/test_cxx_driver.py
     exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1005", "XP1142", "XP1300",
-                                                         "XP1150", "XP1199"}
+                                                         "XP1150", "XP1199",
+                                                         "XP1151"}   # tests/core/test_hostile_inputs.py
     assert front_end <= exercised, sorted(front_end - exercised)
 
 
