@@ -15,7 +15,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import UsageError, XpilerError
+from .errors import UsageError, XpilerError, debug_enabled
 
 PLATFORM_CHOICES = ["cuda", "hip", "bang", "vnni", "mlu", "cpp", "c"]
 
@@ -445,7 +445,7 @@ def main(argv=None) -> int:
         cli.main(args=argv, prog_name="xpiler", standalone_mode=False)
         return 0
     except XpilerError as exc:
-        if os.environ.get("XPILER_DEBUG"):
+        if debug_enabled():
             raise
         _console(stderr=True).print(exc.render(), markup=False)
         return exc.exit_code

@@ -160,3 +160,10 @@ class StrictModeViolation(KernelRuntimeError):
 
 class MissingHostFeature(XpilerError):
     exit_code = 10
+
+
+def debug_enabled() -> bool:
+    """``XPILER_DEBUG`` set to anything but empty, 0, false, no or off: show tracebacks."""
+    import os
+
+    return os.environ.get("XPILER_DEBUG", "").strip().lower() not in ("", "0", "false", "no", "off")

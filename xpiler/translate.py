@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import platforms
-from .errors import TranslationFailed, TranslationTimeLimit, UsageError, XpilerError
+from .errors import TranslationFailed, TranslationTimeLimit, UsageError, XpilerError, debug_enabled
 
 
 @dataclass
@@ -162,8 +162,12 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infe
             raise UsageError(f"{case_path}: not a JSON config: {exc}") from None
         if "params" in data:
             from . import ops
+            from .ops.schema import CaseError
 
-            return ops.make_inputs(data, seed=seed), f"case file {case_path}", data.get("launch")
+            try:
+                return ops.make_inputs(data, seed=seed), f"case file {case_path}", data.get("launch")
+            except CaseError as exc:  # e.g. an operator xpiler.ops does not know
+                raise UsageError(f"{case_path}: not a usable case file: {exc}") from None
         if "args" in data:
             from .argspec import parse_arg_specs
 
@@ -385,7 +389,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
                 report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0, exc.render()))
                 continue
             except Exception as exc:  # a bug in a pass must not take the whole translation down
-                if os.environ.get("XPILER_DEBUG"):
+                if debug_enabled():
                     raise
                 report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0,
                                                f"internal error in pass {name}: {type(exc).__name__}: {exc}"))
@@ -450,7 +454,7 @@ def _resources(source, output, args, launch) -> dict:
             out[key] = resources(prog, scalars, launch if prog.entry is not None and
                                  prog.entry.kind == "kernel" else None)
         except Exception as exc:  # facts are informative; never fail a translation over them
-            if os.environ.get("XPILER_DEBUG"):
+            if debug_enabled():
                 raise
             out[key] = {"error": f"{type(exc).__name__}: {exc}"}
     return out
@@ -477,7 +481,7 @@ def _verify(text, candidate, out_path, source_program, args, reference, strict, 
     except XpilerError as exc:
         return False, [], exc.render()
     except Exception as exc:  # the candidate is untrusted; never let it crash the driver
-        if os.environ.get("XPILER_DEBUG"):
+        if debug_enabled():
             raise
         return False, [], f"internal error while verifying: {type(exc).__name__}: {exc}"
     outputs = []

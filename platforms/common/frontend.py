@@ -69,8 +69,10 @@ def parse_program(text: str, dialect: Dialect, path: str = "<input>",
     A defect of the front-end itself surfaces as diagnostic XP1199 (never a traceback)."""
     try:
         return _parse_program(text, dialect, path, entry)
-    except SourceError:
-        raise
+    except SourceError as subset_error:
+        if not _cxx_may_help(subset_error):
+            raise
+        return parse_cxx(text, dialect, path, entry, subset_error)
     except RecursionError:
         # a long operator chain (a + b + ... with hundreds of terms) gives an AST deeper than
         # the recursive analysis can walk: a limit of the front-end, not a defect
@@ -79,6 +81,48 @@ def parse_program(text: str, dialect: Dialect, path: str = "<input>",
     except Exception as exc:  # noqa: BLE001 - the one place internal errors become diagnostics
         msg = f"internal front-end error ({type(exc).__name__}: {exc}); please report it"
         raise _error("XP1199", msg, Coord(path, 1, 1)) from exc
+
+
+# refusals that C++ clang reads may explain: syntax (XP1100), qualifiers (XP1110), C++ constructs
+# (XP1120), directives (XP1121), templates (XP1122); not a cut-off file, nesting limits, entries
+_CXX_MAY_HELP = frozenset({"XP1100", "XP1110", "XP1120", "XP1121", "XP1122"})
+
+
+def _cxx_may_help(error: SourceError) -> bool:
+    return bool(error.diagnostics) and error.diagnostics[0].code in _CXX_MAY_HELP
+
+
+def parse_cxx(text: str, dialect: Dialect, path: str, entry: str | None,
+              subset_error: SourceError) -> Program:
+    """The C++ route (platforms/common/cxx): clang reads the source; when it finds errors too,
+    they follow the subset reader's diagnostics (XP1300); otherwise the constructs the subset reader lacks are
+    lowered from clang's view (``lower.REWRITES``) and the lowered text is read again. The
+    Program's ``facts["cxx_lowered"]`` names the rewrites applied; its ``source`` is the lowered
+    text (same lines as the file), which the passes and backends read."""
+    from .cxx import driver, lower
+
+    try:
+        unit = driver.parse(text, path, dialect.name)
+    except driver.ClangUnavailable:
+        raise subset_error from None
+    if unit.errors:
+        # not valid C++ either: the subset reader's finding first (its codes are the documented
+        # ones), then what clang says, which names the C++ problem
+        raise SourceError(subset_error.message,
+                          diagnostics=subset_error.diagnostics + unit.errors[:10]) from None
+    try:
+        lowered, applied = lower.lower(unit, text)
+    except lower.Unsupported as exc:
+        raise _error_at("XP1310", str(exc), Coord(path, exc.line, exc.col), exc.construct) from None
+    if not applied:
+        raise subset_error
+    program = _parse_program(lowered, dialect, path, entry)
+    program.facts["cxx_lowered"] = applied
+    return program
+
+
+def _error_at(code: str, msg: str, coord: Coord, construct: str | None) -> SourceError:
+    return SourceError(msg, diagnostics=[Diagnostic(code, msg, coord, construct=construct)])
 
 
 def _parse_program(text: str, dialect: Dialect, path: str, entry: str | None) -> Program:

@@ -202,3 +202,22 @@ def test_outputs_honour_the_umask(cu, tmp_path, capsys):
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
     assert stat.S_IMODE(rep.stat().st_mode) == 0o644
     assert json.loads(rep.read_text())["status"] == "verified"
+
+
+def test_a_case_file_naming_an_unknown_operator_is_a_usage_error(tmp_path, capsys):
+    # was: an uncaught CaseError traceback (exit 1) from xpiler.ops
+    src = tmp_path / "k.cpp"
+    src.write_text('extern "C" void k(float *y, int n) { for (int i = 0; i < n; ++i) y[i] = 1.0f; }\n')
+    (tmp_path / "k.json").write_text(json.dumps({"name": "k", "op": "no_such_operator",
+                                                 "params": [{"name": "y", "shape": [4]}]}))
+    rc = main(["translate", str(src), "--to", "cuda", "-o", str(tmp_path / "out.cu")])
+    assert rc == 2
+    assert "not a usable case file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, shown", [("0", False), ("", False), ("no", False), ("1", True)])
+def test_xpiler_debug_zero_means_off(monkeypatch, value, shown):
+    from xpiler.errors import debug_enabled
+
+    monkeypatch.setenv("XPILER_DEBUG", value)
+    assert debug_enabled() is shown

@@ -8,8 +8,8 @@ What clang sees
   ``XP_CLANG_PARSE`` defined they leave the qualifiers to the prelude below, which spells them as
   clang's CUDA attributes (BANG's ``__mlu_entry__`` is a ``__global__`` kernel, ``__mlu_func__``
   a ``__device__`` function, ``__nram__``/``__wram__``/``__mlu_shared__`` annotated variables).
-  ``-fgpu-defer-diag`` defers host/device call-side diagnostics: the virtual device runs both
-  sides on the CPU, so device code may call the runtime's plain functions.
+  The runtime (host code for g++) is parsed inside ``#pragma clang force_cuda_host_device``, so
+  device code may call it; errors in device code are reported as nvcc would report them.
 - VNNI C++ is parsed as C++17 for the host (``-march=native -fopenmp``).
 - Clang's resource headers (``stddef.h``, ``immintrin.h``, ...) come from the clang-tidy wheel
   of the same LLVM release as the libclang wheel (18): libclang ships none.
@@ -38,7 +38,52 @@ _GPU_PRELUDE = """\
 #define __shared__ __attribute__((shared))
 #define __managed__ __attribute__((managed))
 """
+# The runtime is host code for g++; in clang's CUDA mode device code may only call device
+# functions. The prefix is therefore parsed inside `#pragma clang force_cuda_host_device`, after
+# every standard header it uses has been included outside it (host), with device overloads of
+# the C math library, and with the runtime's CUDA intrinsics whose names glibc or clang already
+# declare for the other side (glibc's internal __expf, clang's builtin __syncthreads) renamed.
+_STD_HEADERS = """new vector deque string functional algorithm utility type_traits chrono initializer_list tuple
+numeric memory map limits iostream array cstring cstdint cstdlib cstddef cstdio cstdarg climits cfloat
+csignal cerrno cassert cmath math.h stdlib.h stdio.h string.h stdint.h unistd.h ucontext.h sys/mman.h
+random atomic mutex thread complex""".split()
+_RENAMED = """__expf __exp10f __logf __log2f __log10f __sinf __cosf __tanf __sincosf __powf
+__syncthreads""".split()
+_MATH1 = """acos asin atan cbrt ceil cos cosh erf erfc exp exp2 expm1 fabs floor lgamma log log10 log1p
+log2 logb nearbyint rint round sin sinh sqrt tan tanh tgamma trunc acosh asinh atanh j0 j1 y0 y1""".split()
+_MATH2 = "atan2 pow fmod fmax fmin hypot copysign fdim remainder nextafter".split()
+
+
+def _device_math() -> str:
+    out = []
+    for t, suffix in (("float", "f"), ("double", "")):
+        for n in _MATH1:
+            out.append(f"__attribute__((device)) {t} {n}{suffix}({t});")
+        for n in _MATH2:
+            out.append(f"__attribute__((device)) {t} {n}{suffix}({t}, {t});")
+        out.append(f"__attribute__((device)) {t} fma{suffix}({t}, {t}, {t});")
+        out.append(f"__attribute__((device)) {t} ldexp{suffix}({t}, int);")
+        out.append(f"__attribute__((device)) {t} frexp{suffix}({t}, int *);")
+        out.append(f"__attribute__((device)) {t} modf{suffix}({t}, {t} *);")
+        out.append(f"__attribute__((device)) void sincos{suffix}({t}, {t} *, {t} *);")
+    out += ["__attribute__((device)) int abs(int);", "__attribute__((device)) long labs(long);",
+            "__attribute__((device)) long long llabs(long long);",
+            "__attribute__((device)) int printf(const char *, ...);",
+            "__attribute__((device)) void *memcpy(void *, const void *, size_t);",
+            "__attribute__((device)) void *memset(void *, int, size_t);",
+            "__attribute__((device)) void *malloc(size_t);", "__attribute__((device)) void free(void *);",
+            "__attribute__((device)) void __assert_fail(const char *, const char *, unsigned int, const char *);"]
+    return "\n".join(out) + "\n"
+
+
+def _gpu_prologue() -> str:
+    std = "".join(f"#include <{h}>\n" for h in _STD_HEADERS)
+    renamed = "".join(f"#define {n} __xp_clang{n}\n" for n in _RENAMED)
+    return std + _device_math() + renamed + "#pragma clang force_cuda_host_device begin\n"
+
+
 _GPU_TAIL = """
+#pragma clang force_cuda_host_device end
 extern "C" int __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem = 0,
                                            void *stream = 0);
 """
@@ -58,6 +103,7 @@ _BANG_PRELUDE = """\
 #define __mlu_shared__ __attribute__((annotate("xp_sram")))
 """
 _BANG_TAIL = """
+#pragma clang force_cuda_host_device end
 extern "C" int __cudaPushCallConfiguration(cnrtDim3_t dim, cnrtFunctionType_t ktype,
                                            cnrtQueue_t queue = 0, size_t = 0);
 """
@@ -87,8 +133,9 @@ class ClangUnavailable(RuntimeError):
     """libclang or its resource headers are not installed (setup.cfg lists both)."""
 
 
-@functools.lru_cache(maxsize=1)
 def _index():
+    """A fresh index per parse: cheap, and nothing of libclang outlives the interpreter's
+    shutdown (a cached one is finalised after the bindings are gone)."""
     try:
         import clang.cindex as ci
     except ImportError as exc:
@@ -123,7 +170,10 @@ class ParsedUnit:
 
     def in_user_file(self, cursor) -> bool:
         loc = cursor.location
-        return loc.file is not None and os.path.abspath(loc.file.name) == os.path.abspath(self.path)
+        return loc.file is not None and self.in_user_file_name(loc.file.name)
+
+    def in_user_file_name(self, name: str) -> bool:
+        return os.path.abspath(name) == os.path.abspath(self.path)
 
 
 def _prefix(platform: str, source: str, path: str) -> str:
@@ -146,7 +196,7 @@ def clang_args(platform: str) -> tuple[list[str], str]:
     if platform == "vnni":
         return ["-x", "c++", "-march=native", "-fopenmp", *common, *inc], ""
     cuda = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80",
-            "-fgpu-defer-diag", "-Wno-unknown-cuda-version"]
+            "-Wno-unknown-cuda-version"]
     prelude = _BANG_PRELUDE if platform == "bang" else _GPU_PRELUDE
     return [*cuda, *common, *inc], prelude
 
@@ -155,18 +205,80 @@ def _tail(platform: str) -> str:
     return {"bang": _BANG_TAIL, "hip": _hip_tail()}.get(platform, _GPU_TAIL)
 
 
+def _headers_digest(include_dirs: tuple) -> str:
+    """The runtime headers' content: a PCH is only valid for the headers it was built from."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for d in include_dirs:
+        for f in sorted(Path(d).rglob("*")):
+            if f.is_file():
+                h.update(str(f.relative_to(d)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _precompiled_prelude(ci, index, platform: str, text: str, args: list[str]) -> str | None:
+    """The prelude (qualifiers + runtime prefix) as a clang PCH in the build cache, built once
+    per content: a parse then costs about a quarter of parsing the runtime again. None when it
+    cannot be built (the caller includes the text instead)."""
+    import hashlib
+    import tempfile
+
+    from xpiler.run import cache_dir   # the one home of the cache location
+
+    import platforms
+
+    headers = _headers_digest(tuple(platforms.module(platform, "emulate").INCLUDE_DIRS))
+    key = hashlib.sha256("\0".join([str(LLVM_MAJOR), platform, " ".join(args), headers, text]).encode()
+                         ).hexdigest()[:24]
+    root = cache_dir() / "cxx"
+    pch = root / f"{platform}-{key}.pch"
+    if pch.is_file() and pch.stat().st_size > 0:
+        return str(pch)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        header = str(root / f"prelude-{platform}-{key}.h")
+        tu = index.parse(header, args=args, unsaved_files=[(header, text)],
+                         options=ci.TranslationUnit.PARSE_INCOMPLETE)
+        if any(d.severity >= 3 for d in tu.diagnostics):
+            return None
+        fd, tmp = tempfile.mkstemp(prefix=f".{pch.name}.", dir=root)
+        os.close(fd)
+        tu.save(tmp)
+        os.replace(tmp, pch)   # atomic: concurrent parsers never see half a PCH
+    except (OSError, ci.TranslationUnitSaveError, ci.TranslationUnitLoadError):
+        return None
+    return str(pch)
+
+
 def parse(source: str, path: str, platform: str) -> ParsedUnit:
     """Parse ``source`` (the text of ``path``) as ``platform`` with clang."""
     ci, index = _index()
     args, prelude = clang_args(platform)
     unsaved = [(path, source)]
     if platform != "vnni":
-        prelude_name = str(Path(path).resolve().parent / f".xp-clang-prelude-{platform}.h")
-        unsaved.append((prelude_name, prelude + _prefix(platform, source, path) + _tail(platform)))
-        args = [*args, "-include", prelude_name]
+        text = prelude + _gpu_prologue() + _prefix(platform, source, path) + _tail(platform)
+        pch = _precompiled_prelude(ci, index, platform, text, args)
+        if pch is not None:
+            args = [*args, "-include-pch", pch]
+        else:
+            prelude_name = str(Path(path).resolve().parent / f".xp-clang-prelude-{platform}.h")
+            unsaved.append((prelude_name, text))
+            args = [*args, "-include", prelude_name]
     opts = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     try:
-        tu = index.parse(path, args=args, unsaved_files=unsaved, options=opts)
+        try:
+            tu = index.parse(path, args=args, unsaved_files=unsaved, options=opts)
+        except ci.TranslationUnitLoadError:
+            if "-include-pch" not in args:
+                raise
+            # a PCH clang rejects (removed or replaced meanwhile): parse with the prelude's text
+            i = args.index("-include-pch")
+            prelude_name = str(Path(path).resolve().parent / f".xp-clang-prelude-{platform}.h")
+            unsaved.append((prelude_name, text))
+            args = [*args[:i], "-include", prelude_name, *args[i + 2:]]
+            tu = index.parse(path, args=args, unsaved_files=unsaved, options=opts)
     except ci.TranslationUnitLoadError as exc:
         raise SourceError(f"clang could not parse {path}: {exc}",
                           diagnostics=[Diagnostic("XP1300", f"clang could not parse the file: {exc}",

@@ -175,7 +175,12 @@ class Catalog:
         body = self.c_type(it.body).strip().splitlines()
         if it.lanes is not None:
             clause = f" reduction({it.reduction})" if it.reduction else ""
-            lines.append(f"  #pragma omp simd{clause}")
+            # a lane loop that touches memory under its mask (masked loads and stores) gets no
+            # `omp simd`: under it GCC may load every lane unconditionally, reading past the
+            # end of a buffer where the intrinsic itself suppresses the masked-out lanes' faults
+            masked_memory = any("*" in p.type for p in it.params) and re.search(r"\?|\bif\b", it.body)
+            if not masked_memory:
+                lines.append(f"  #pragma omp simd{clause}")
             lines.append(f"  for (int j = 0; j < {it.lanes}; ++j) {{")
             lines += ["    " + s.strip() for s in body]
             lines.append("  }")
