@@ -161,3 +161,33 @@ def test_a_group_parameter_is_refused_with_its_position(tmp_path):
         parse_source(text, "cuda", str(path))
     d = err.value.diagnostics[0]
     assert (d.code, d.coord.line) == ("XP1310", 3) and "parameter" in d.message
+
+
+HOST_THROW_AND_BRACED = r"""
+#include <hip/hip_runtime.h>
+#include <stdexcept>
+#include <string>
+__global__ void fill(float2 *v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) v[i] = {1.0f * i, -1.0f};
+}
+extern "C" void entry(float *out, int n) {
+  float2 *d;
+  hipMalloc(&d, n * sizeof(float2));
+  hipLaunchKernelGGL(fill, dim3((n + 63) / 64), dim3(64), 0, 0, d, n);
+  hipError_t err = hipGetLastError();
+  if (err != hipSuccess) throw std::runtime_error("kernel failed: " + std::to_string(err));
+  hipMemcpy(out, d, n * sizeof(float2), hipMemcpyDeviceToHost);
+  hipFree(d);
+}
+"""
+
+
+def test_uncaught_throw_and_braced_values(tmp_path):
+    path = _write(tmp_path, "fill.hip", HOST_THROW_AND_BRACED)
+    program = _lowered(path, "hip")
+    assert {"uncaught_throw", "braced_values"} <= set(program.facts["cxx_lowered"])
+    assert "abort()" in program.source and "(float2){" in program.source
+    out = np.zeros(2 * 100, np.float32)
+    run_kernel(path, args=[out, 100], program=program, source=program.source)
+    np.testing.assert_array_equal(out.reshape(100, 2), np.stack([np.arange(100), -np.ones(100)], 1))

@@ -22,8 +22,9 @@ Rewrites (each a plain function over the unit, registered in ``REWRITES``):
                         ``cg::reduce(tile, v, op)`` -> a generated butterfly helper;
                         ``namespace cg = cooperative_groups;``, ``using namespace
                         cooperative_groups;`` and the cooperative-groups includes go.
-``namespaces``          user namespaces are flattened (``namespace detail { ... }`` keeps its
-                        declarations, ``detail::f`` becomes ``f``) when that is unambiguous.
+``uncaught_throw``      ``throw X`` in a file without ``try`` -> ``abort()`` (what an uncaught
+                        exception does).
+``preprocessor_conditionals``, ``specifier_macros``, ``default_arguments``: see each function.
 
 A construct a rewrite recognises but cannot express (a group passed around in a way it does
 not follow) raises ``Unsupported`` with the position; the caller reports it as a coded
@@ -535,8 +536,51 @@ def default_arguments(unit: ParsedUnit, rw: Rewriter) -> None:
         rw.replace(close, close, sep + ", ".join(missing))
 
 
+# ------------------------------------------------------------------------------ throw
+def uncaught_throw(unit: ParsedUnit, rw: Rewriter) -> None:
+    """``throw X;`` in a file without ``try`` ends the program through std::terminate, which
+    aborts: the same as ``abort();`` (the error paths of host launchers:
+    ``if (err != hipSuccess) throw std::runtime_error(...)``). A file with a ``try`` keeps it."""
+    cursors = [c for c in unit.tu.cursor.walk_preorder() if unit.in_user_file(c)]
+    if any(c.kind.name == "CXX_TRY_STMT" for c in cursors):
+        return
+    for c in cursors:
+        if c.kind.name == "CXX_THROW_EXPR":
+            s, e = _offsets(c)
+            rw.replace(s, e, "abort()")
+
+
+# ------------------------------------------------------------------------------ braced values
+def braced_values(unit: ParsedUnit, rw: Rewriter) -> None:
+    """A braced list used as a value (``v[i] = {0.0, 0.0};``, ``return {a, b};``) becomes a C
+    compound literal of the type clang gave it (``(float2){0.0, 0.0}``); initialisers of
+    declarations and nested lists stay as they are."""
+    text = rw.text
+    keep: set[tuple[int, int]] = set()
+    lists = []
+    for c in unit.tu.cursor.walk_preorder():
+        if not unit.in_user_file(c):
+            continue
+        k = c.kind.name
+        if k in ("VAR_DECL", "FIELD_DECL", "INIT_LIST_EXPR"):
+            for d in c.get_children():
+                for x in [d, *d.get_children()]:
+                    if x.kind.name == "INIT_LIST_EXPR":
+                        keep.add(_offsets(x))
+        if k == "INIT_LIST_EXPR":
+            lists.append(c)
+    for c in lists:
+        s, e = _offsets(c)
+        if (s, e) in keep or s >= len(text) or text[s] != "{":
+            continue
+        t = c.type.spelling
+        if not t or "<" in t or t.startswith("("):
+            continue
+        rw.replace(s, s, f"({t})")
+
+
 REWRITES = (preprocessor_conditionals, specifier_macros, alternative_tokens, default_arguments,
-            cooperative_groups)
+            uncaught_throw, braced_values, cooperative_groups)
 
 
 def lower(unit: ParsedUnit, source: str) -> tuple[str, list[str]]:
