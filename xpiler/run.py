@@ -360,7 +360,7 @@ def _compiler_id() -> str:
     return exe
 
 
-def _runtime_digest(include_dirs: Sequence[Path]) -> str:
+def runtime_digest(include_dirs: Sequence[Path]) -> str:
     h = hashlib.sha256()
     for d in include_dirs:
         for f in sorted(Path(d).rglob("*")):
@@ -442,7 +442,7 @@ def build(platform: str, source: str, path: str, *, strict: bool, profile: dict)
     include_dirs = [Path(d) for d in emulate.INCLUDE_DIRS]
     flags = _BASE_FLAGS + list(emulate.compile_flags(strict))
     cxx = _compiler_id()
-    key = hashlib.sha256("\0".join([cxx, " ".join(flags), _runtime_digest(include_dirs), unit]).encode()).hexdigest()[:32]
+    key = hashlib.sha256("\0".join([cxx, " ".join(flags), runtime_digest(include_dirs), unit]).encode()).hexdigest()[:32]
     root = cache_dir()
     out = root / f"{platform}-{key}.so"
     if _verified(out):
@@ -494,7 +494,7 @@ def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
         return None
     prefix, body = unit[: cut + 1], unit[cut + 1:]
     pch_flags = [f for f in flags if f != "-shared"]
-    key = hashlib.sha256("\0".join([cxx, " ".join(pch_flags), _runtime_digest(include_dirs),
+    key = hashlib.sha256("\0".join([cxx, " ".join(pch_flags), runtime_digest(include_dirs),
                                      prefix]).encode()).hexdigest()[:24]
     root = cache_dir()
     header = root / f"prefix-{key}.h"

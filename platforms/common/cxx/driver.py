@@ -176,12 +176,15 @@ class ParsedUnit:
         return os.path.abspath(name) == os.path.abspath(self.path)
 
 
-def _prefix(platform: str, source: str, path: str) -> str:
-    """The emulator's runtime prefix for ``platform`` (profile macros + runtime headers)."""
+@functools.lru_cache(maxsize=None)
+def _prefix(platform: str) -> str:
+    """The emulator's runtime prefix for ``platform`` (profile macros + runtime headers): the
+    part of a prepared unit before the user's first ``#line``, the same for every source (the
+    emulator precompiles it once per platform), so it is taken once from an empty unit."""
     import platforms
 
     emulate = platforms.module(platform, "emulate")
-    unit = emulate.prepare(source, path, strict=False, profile=emulate.load_profile(None))
+    unit = emulate.prepare("\n", "prefix.src", strict=False, profile=emulate.load_profile(None))
     cut = unit.find("\n#line ")
     return unit[: cut + 1] if cut > 0 else ""
 
@@ -205,19 +208,6 @@ def _tail(platform: str) -> str:
     return {"bang": _BANG_TAIL, "hip": _hip_tail()}.get(platform, _GPU_TAIL)
 
 
-def _headers_digest(include_dirs: tuple) -> str:
-    """The runtime headers' content: a PCH is only valid for the headers it was built from."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for d in include_dirs:
-        for f in sorted(Path(d).rglob("*")):
-            if f.is_file():
-                h.update(str(f.relative_to(d)).encode())
-                h.update(f.read_bytes())
-    return h.hexdigest()
-
-
 def _precompiled_prelude(ci, index, platform: str, text: str, args: list[str]) -> str | None:
     """The prelude (qualifiers + runtime prefix) as a clang PCH in the build cache, built once
     per content: a parse then costs about a quarter of parsing the runtime again. None when it
@@ -225,11 +215,13 @@ def _precompiled_prelude(ci, index, platform: str, text: str, args: list[str]) -
     import hashlib
     import tempfile
 
-    from xpiler.run import cache_dir   # the one home of the cache location
+    # the build cache's location and the runtime headers' digest have one home, the run driver
+    from xpiler.run import cache_dir, runtime_digest
 
     import platforms
 
-    headers = _headers_digest(tuple(platforms.module(platform, "emulate").INCLUDE_DIRS))
+    # a PCH is only valid for the headers it was built from
+    headers = runtime_digest([Path(d) for d in platforms.module(platform, "emulate").INCLUDE_DIRS])
     key = hashlib.sha256("\0".join([str(LLVM_MAJOR), platform, " ".join(args), headers, text]).encode()
                          ).hexdigest()[:24]
     root = cache_dir() / "cxx"
@@ -258,7 +250,7 @@ def parse(source: str, path: str, platform: str) -> ParsedUnit:
     args, prelude = clang_args(platform)
     unsaved = [(path, source)]
     if platform != "vnni":
-        text = prelude + _gpu_prologue() + _prefix(platform, source, path) + _tail(platform)
+        text = prelude + _gpu_prologue() + _prefix(platform) + _tail(platform)
         pch = _precompiled_prelude(ci, index, platform, text, args)
         if pch is not None:
             args = [*args, "-include-pch", pch]
