@@ -102,7 +102,7 @@ hipDeviceAttributePciBusId hipDeviceAttributeComputeMode hipDeviceAttributeWallC
 """
 HIP_TYPES = """
 hipDeviceProp_t hipFuncAttributes hipMemcpyKind hipError_t hipStream_t hipEvent_t hipDeviceAttribute_t
-hipFuncCache_t hipSharedMemConfig
+hipFuncCache_t hipSharedMemConfig __hip_bfloat16 __hip_bfloat162 hip_bfloat16
 """
 
 

@@ -13,7 +13,7 @@ from platforms.common.frontend import parse_program
 
 CUDA_TYPES = frozenset("""
 dim3 cudaStream_t cudaError_t cudaEvent_t cudaMemcpyKind cudaDeviceProp __nv_bfloat16
-__nv_bfloat162 __nv_half nv_bfloat16 float1 float2 float3 float4 double2 double4 int2 int3 int4
+__nv_bfloat162 nv_bfloat162 __nv_half nv_bfloat16 float1 float2 float3 float4 double2 double4 int2 int3 int4
 uint2 uint3 uint4 char2 char4 uchar4 short2 short4 longlong2 half2 cudaFuncAttribute
 """.split())
 

@@ -253,7 +253,14 @@ struct __nv_bfloat16 {
   explicit operator bool() const { return (__x & 0x7fff) != 0; }
 };
 typedef __nv_bfloat16 nv_bfloat16;
-struct __nv_bfloat162 { __nv_bfloat16 x, y; };
+struct __nv_bfloat162_raw { unsigned short x, y; };
+struct __nv_bfloat162 {
+  __nv_bfloat16 x, y;
+  __nv_bfloat162() = default;
+  constexpr __nv_bfloat162(const __nv_bfloat16 &a, const __nv_bfloat16 &b) : x(a), y(b) {}
+  __nv_bfloat162(const __nv_bfloat162_raw &r) : x(__nv_bfloat16_raw{r.x}), y(__nv_bfloat16_raw{r.y}) {}
+  operator __nv_bfloat162_raw() const { return __nv_bfloat162_raw{x.__x, y.__x}; }
+};
 typedef __nv_bfloat162 nv_bfloat162;
 inline __nv_bfloat16 __xp_mkbf(uint16_t b) { return __nv_bfloat16(__nv_bfloat16_raw{b}); }
 inline __nv_bfloat16 __float2bfloat16(float f) { return __xp_mkbf(xp::gpu::f2bf_bits(f)); }
@@ -277,8 +284,133 @@ inline bool operator>(const __nv_bfloat16 &a, const __nv_bfloat16 &b) { return _
 inline bool operator==(const __nv_bfloat16 &a, const __nv_bfloat16 &b) { return __bfloat162float(a) == __bfloat162float(b); }
 inline __nv_bfloat16 __hmax(__nv_bfloat16 a, __nv_bfloat16 b) { return __bfloat162float(a) >= __bfloat162float(b) ? a : b; }
 inline __nv_bfloat16 __hmin(__nv_bfloat16 a, __nv_bfloat16 b) { return __bfloat162float(a) <= __bfloat162float(b) ? a : b; }
+
+// conversions (cuda_bf16.h / HIP amd_hip_bf16.h): every one is the exact value rounded once in
+// the named mode (_rn nearest-even, _rz toward zero, _rd down, _ru up); bf16 -> integer: NaN is
+// 0, out-of-range values saturate (as the PTX cvt.*i.bf16 instructions).
+namespace xp { namespace gpu {
+inline long double bf_val(uint16_t b) { return (long double)bf2f_bits(b); }
+inline uint16_t bf_next_up(uint16_t b) {
+  if (b == 0x8000) return 0x0001;
+  if (b == 0x7f80) return b;
+  return (uint16_t)((b & 0x8000) ? b - 1 : b + 1);
+}
+inline uint16_t bf_next_down(uint16_t b) {
+  if (b == 0x0000) return 0x8001;
+  if (b == 0xff80) return b;
+  return (uint16_t)((b & 0x8000) ? b + 1 : b - 1);
+}
+// mode: 0 nearest-even, 1 toward zero, 2 down (-inf), 3 up (+inf)
+inline uint16_t ld2bf_bits(long double v, int mode) {
+  if (v != v) return 0x7fff;
+  uint16_t lo = f2bf_bits((float)v), hi = lo;           // within an ulp of v
+  while (bf_val(lo) > v) lo = bf_next_down(lo);         // lo: the largest bf16 <= v
+  while (bf_val(hi) < v) hi = bf_next_up(hi);           // hi: the smallest bf16 >= v
+  if (lo == hi || bf_val(lo) == v) return lo;
+  if (bf_val(hi) == v) return hi;
+  switch (mode) {
+    case 1: return v > 0 ? lo : hi;
+    case 2: return lo;
+    case 3: return hi;
+    default: break;
+  }
+  // nearest: beyond the largest finite value the midpoint is max + ulp/2 (IEEE overflow rule)
+  long double l = bf_val(lo), h = bf_val(hi);
+  long double mid = std::isinf(h) ? l + std::ldexp((long double)1, 119)
+                  : std::isinf(l) ? h - std::ldexp((long double)1, 119) : (l + h) / 2;
+  if (v < mid) return lo;
+  if (v > mid) return hi;
+  return (lo & 1) ? hi : lo;
+}
+template <class I> inline I bf2int(uint16_t b, int mode) {
+  float f = bf2f_bits(b);
+  if (f != f) return 0;
+  long double r = mode == 0 ? std::nearbyint((long double)f) : mode == 1 ? std::trunc((long double)f)
+                : mode == 2 ? std::floor((long double)f) : std::ceil((long double)f);
+  if (r <= (long double)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
+  if (r >= (long double)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
+  return (I)r;
+}
+}}  // namespace xp::gpu
+
+inline __nv_bfloat16 __double2bfloat16(double d) { return __xp_mkbf(xp::gpu::ld2bf_bits(d, 0)); }
+inline __nv_bfloat16 __float2bfloat16_rz(float f) { return __xp_mkbf(xp::gpu::ld2bf_bits(f, 1)); }
+inline __nv_bfloat16 __float2bfloat16_rd(float f) { return __xp_mkbf(xp::gpu::ld2bf_bits(f, 2)); }
+inline __nv_bfloat16 __float2bfloat16_ru(float f) { return __xp_mkbf(xp::gpu::ld2bf_bits(f, 3)); }
+#define XP_I2BF(name, T)                                                                          \
+  inline __nv_bfloat16 name##_rn(T v) { return __xp_mkbf(xp::gpu::ld2bf_bits((long double)v, 0)); } \
+  inline __nv_bfloat16 name##_rz(T v) { return __xp_mkbf(xp::gpu::ld2bf_bits((long double)v, 1)); } \
+  inline __nv_bfloat16 name##_rd(T v) { return __xp_mkbf(xp::gpu::ld2bf_bits((long double)v, 2)); } \
+  inline __nv_bfloat16 name##_ru(T v) { return __xp_mkbf(xp::gpu::ld2bf_bits((long double)v, 3)); }
+XP_I2BF(__int2bfloat16, int) XP_I2BF(__uint2bfloat16, unsigned int) XP_I2BF(__short2bfloat16, short)
+XP_I2BF(__ushort2bfloat16, unsigned short) XP_I2BF(__ll2bfloat16, long long)
+XP_I2BF(__ull2bfloat16, unsigned long long)
+#undef XP_I2BF
+#define XP_BF2I(name, T)                                                                          \
+  inline T name##_rn(__nv_bfloat16 b) { return xp::gpu::bf2int<T>(b.__x, 0); }                  \
+  inline T name##_rz(__nv_bfloat16 b) { return xp::gpu::bf2int<T>(b.__x, 1); }                  \
+  inline T name##_rd(__nv_bfloat16 b) { return xp::gpu::bf2int<T>(b.__x, 2); }                  \
+  inline T name##_ru(__nv_bfloat16 b) { return xp::gpu::bf2int<T>(b.__x, 3); }
+XP_BF2I(__bfloat162int, int) XP_BF2I(__bfloat162uint, unsigned int) XP_BF2I(__bfloat162short, short)
+XP_BF2I(__bfloat162ushort, unsigned short) XP_BF2I(__bfloat162ll, long long)
+XP_BF2I(__bfloat162ull, unsigned long long)
+#undef XP_BF2I
+inline signed char __bfloat162char_rz(__nv_bfloat16 b) { return xp::gpu::bf2int<signed char>(b.__x, 1); }
+inline unsigned char __bfloat162uchar_rz(__nv_bfloat16 b) { return xp::gpu::bf2int<unsigned char>(b.__x, 1); }
+inline short __bfloat16_as_short(__nv_bfloat16 b) { return (short)b.__x; }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.__x; }
+inline __nv_bfloat16 __short_as_bfloat16(short s) { return __xp_mkbf((uint16_t)s); }
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short s) { return __xp_mkbf(s); }
+
+inline __nv_bfloat16 __hneg(__nv_bfloat16 a) { return __xp_mkbf((uint16_t)(a.__x ^ 0x8000)); }
+inline __nv_bfloat16 __habs(__nv_bfloat16 a) { return __xp_mkbf((uint16_t)(a.__x & 0x7fff)); }
+inline bool __hisnan(__nv_bfloat16 a) { return (a.__x & 0x7fff) > 0x7f80; }
+inline int __hisinf(__nv_bfloat16 a) { return (a.__x & 0x7fff) == 0x7f80 ? ((a.__x & 0x8000) ? -1 : 1) : 0; }
+#define XP_BCMP(name, op) inline bool name(__nv_bfloat16 a, __nv_bfloat16 b) { return __bfloat162float(a) op __bfloat162float(b); }
+XP_BCMP(__heq, ==) XP_BCMP(__hne, !=) XP_BCMP(__hlt, <) XP_BCMP(__hle, <=) XP_BCMP(__hgt, >) XP_BCMP(__hge, >=)
+#undef XP_BCMP
+inline bool operator!=(const __nv_bfloat16 &a, const __nv_bfloat16 &b) { float x = __bfloat162float(a), y = __bfloat162float(b); return x != y; }
+inline bool operator<=(const __nv_bfloat16 &a, const __nv_bfloat16 &b) { return __bfloat162float(a) <= __bfloat162float(b); }
+inline bool operator>=(const __nv_bfloat16 &a, const __nv_bfloat16 &b) { return __bfloat162float(a) >= __bfloat162float(b); }
+inline __nv_bfloat16 &operator-=(__nv_bfloat16 &a, const __nv_bfloat16 &b) { return a = a - b; }
+inline __nv_bfloat16 &operator/=(__nv_bfloat16 &a, const __nv_bfloat16 &b) { return a = a / b; }
+
+// __nv_bfloat162: pairs, lane moves, per-lane arithmetic
+inline __nv_bfloat162 make_bfloat162(__nv_bfloat16 a, __nv_bfloat16 b) { return __nv_bfloat162(a, b); }
+inline __nv_bfloat162 __halves2bfloat162(__nv_bfloat16 a, __nv_bfloat16 b) { return __nv_bfloat162(a, b); }
+inline __nv_bfloat162 __bfloat162bfloat162(__nv_bfloat16 a) { return __nv_bfloat162(a, a); }
+inline __nv_bfloat162 __float2bfloat162_rn(float f) { return __nv_bfloat162(__float2bfloat16(f), __float2bfloat16(f)); }
+inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) { return __nv_bfloat162(__float2bfloat16(a), __float2bfloat16(b)); }
+inline __nv_bfloat162 __float22bfloat162_rn(float2 f) { return __nv_bfloat162(__float2bfloat16(f.x), __float2bfloat16(f.y)); }
+inline float2 __bfloat1622float2(__nv_bfloat162 h) { return make_float2(__bfloat162float(h.x), __bfloat162float(h.y)); }
+inline float __low2float(__nv_bfloat162 h) { return __bfloat162float(h.x); }
+inline float __high2float(__nv_bfloat162 h) { return __bfloat162float(h.y); }
+inline __nv_bfloat16 __low2bfloat16(__nv_bfloat162 h) { return h.x; }
+inline __nv_bfloat16 __high2bfloat16(__nv_bfloat162 h) { return h.y; }
+inline __nv_bfloat162 __low2bfloat162(__nv_bfloat162 h) { return __nv_bfloat162(h.x, h.x); }
+inline __nv_bfloat162 __high2bfloat162(__nv_bfloat162 h) { return __nv_bfloat162(h.y, h.y); }
+inline __nv_bfloat162 __lowhigh2highlow(__nv_bfloat162 h) { return __nv_bfloat162(h.y, h.x); }
+inline __nv_bfloat162 __lows2bfloat162(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162(a.x, b.x); }
+inline __nv_bfloat162 __highs2bfloat162(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162(a.y, b.y); }
+#define XP_B2BIN(name, f) inline __nv_bfloat162 name(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162(f(a.x, b.x), f(a.y, b.y)); }
+XP_B2BIN(__hadd2, __hadd) XP_B2BIN(__hsub2, __hsub) XP_B2BIN(__hmul2, __hmul) XP_B2BIN(__h2div, __hdiv)
+XP_B2BIN(__hmax2, __hmax) XP_B2BIN(__hmin2, __hmin)
+#undef XP_B2BIN
+inline __nv_bfloat162 __hfma2(__nv_bfloat162 a, __nv_bfloat162 b, __nv_bfloat162 c) { return __nv_bfloat162(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y)); }
+inline __nv_bfloat162 __hneg2(__nv_bfloat162 a) { return __nv_bfloat162(__hneg(a.x), __hneg(a.y)); }
+inline __nv_bfloat162 __habs2(__nv_bfloat162 a) { return __nv_bfloat162(__habs(a.x), __habs(a.y)); }
+inline __nv_bfloat162 operator+(const __nv_bfloat162 &a, const __nv_bfloat162 &b) { return __hadd2(a, b); }
+inline __nv_bfloat162 operator-(const __nv_bfloat162 &a, const __nv_bfloat162 &b) { return __hsub2(a, b); }
+inline __nv_bfloat162 operator*(const __nv_bfloat162 &a, const __nv_bfloat162 &b) { return __hmul2(a, b); }
+inline __nv_bfloat162 operator/(const __nv_bfloat162 &a, const __nv_bfloat162 &b) { return __h2div(a, b); }
+inline __nv_bfloat162 &operator+=(__nv_bfloat162 &a, const __nv_bfloat162 &b) { return a = a + b; }
+inline __nv_bfloat162 &operator-=(__nv_bfloat162 &a, const __nv_bfloat162 &b) { return a = a - b; }
+inline __nv_bfloat162 &operator*=(__nv_bfloat162 &a, const __nv_bfloat162 &b) { return a = a * b; }
+inline __nv_bfloat162 operator-(const __nv_bfloat162 &a) { return __hneg2(a); }
+
 #ifdef XP_PLATFORM_HIP
 typedef __nv_bfloat16 __hip_bfloat16;
+typedef __nv_bfloat162 __hip_bfloat162;
 typedef __nv_bfloat16 hip_bfloat16;
 inline __nv_bfloat16 __float2bfloat16_hip(float f) { return __float2bfloat16(f); }
 #endif
