@@ -430,7 +430,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
                                     f"{report.status}.\n{contraction_note(target)}{current_text}")
         report.written = True
         try:
-            output_program = parse_source(current_text, target, str(out_path))
+            output_program = parse_source(current_text, target, str(out_path), entry=_entry_of(current))
             report.summary = output_program.summary()
         except XpilerError:
             output_program, report.summary = None, {}
@@ -460,6 +460,13 @@ def _resources(source, output, args, launch) -> dict:
     return out
 
 
+def _entry_of(candidate) -> str | None:
+    """The entry a candidate's text is read back with: the candidate's own (a pass carries the
+    entry, ``--entry`` or the one detected in the source), so a text with several entry
+    candidates (the source's other extern "C" functions) verifies the entry that was chosen."""
+    return candidate.entry.name if candidate.entry is not None else None
+
+
 def _same_launch(source, candidate, launch):
     """The source's launch applies to a candidate whose entry is still a device kernel of the
     same execution model (grid/block for CUDA and HIP, clusters/cores for BANG)."""
@@ -473,7 +480,7 @@ def _same_launch(source, candidate, launch):
 def _verify(text, candidate, out_path, source_program, args, reference, strict, timeout, run_kernel,
             parse_source, compare_arrays, launch=None, relax=()):
     try:
-        reparsed = parse_source(text, candidate.platform, str(out_path))
+        reparsed = parse_source(text, candidate.platform, str(out_path), entry=_entry_of(candidate))
         got = _copy(args)
         run_kernel(out_path, args=got, source=text, program=reparsed, timeout=timeout, strict=strict,
                    launch=launch if reparsed.entry is not None and reparsed.entry.kind == "kernel" else None,

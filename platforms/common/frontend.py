@@ -134,9 +134,140 @@ def _parse_program(text: str, dialect: Dialect, path: str, entry: str | None) ->
     if not ast.ext:
         raise _error("XP1003", "no declarations in file (empty after preprocessing)",
                      Coord(path, 1, 1))
+    renamed = separate_overloads(ast, dialect, facts.get("extern_c_spans", []), macro_specs)
     finish_facts(facts, pre, ast, macro_specs)
+    if renamed:
+        facts["overloads_renamed"] = renamed
     program = Program(platform=dialect.name, source=text, path=path, ast=ast, facts=facts)
     return analysis.build(program, dialect, entry)
+
+
+class _References(c_ast.NodeVisitor):
+    """Calls and launches of one name inside a function body: (node, 'launch' | 'call')."""
+
+    def __init__(self, name: str, launch_functions: frozenset[str]):
+        self.name, self.launch_functions, self.found = name, launch_functions, []
+
+    def visit_FuncCall(self, n: c_ast.FuncCall) -> None:
+        from .generator import launch_parts
+
+        launch = launch_parts(n)
+        if launch is not None:
+            kernel = launch[0]
+            if isinstance(kernel, c_ast.ID) and kernel.name == self.name:
+                self.found.append((kernel, "launch"))
+        elif isinstance(n.name, c_ast.ID):
+            if n.name.name == self.name:
+                self.found.append((n.name, "call"))
+            elif n.name.name in self.launch_functions and n.args and n.args.exprs:
+                kernel = n.args.exprs[0]
+                if isinstance(kernel, c_ast.FuncCall) and kernel.args and len(kernel.args.exprs) == 1:
+                    kernel = kernel.args.exprs[0]             # HIP_KERNEL_NAME(k)
+                if isinstance(kernel, c_ast.ID) and kernel.name == self.name:
+                    self.found.append((kernel, "launch"))
+        self.generic_visit(n)
+
+
+class _Names(c_ast.NodeVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def visit_ID(self, n):
+        self.names.add(n.name)
+
+    def visit_Decl(self, n):
+        if n.name:
+            self.names.add(n.name)
+        self.generic_visit(n)
+
+
+def separate_overloads(ast: c_ast.FileAST, dialect: Dialect, spans: list[list[int]],
+                       macro_specs: dict[str, list[str]]) -> dict[str, str]:
+    """C++ overloads one name across sides: a ``__global__ void add(...)`` launched by
+    ``extern "C" void add(...)`` (legal C++: the parameter lists differ, one of them has C
+    linkage). The program's functions are keyed by name, so the one that keeps the name is the
+    ``extern "C"`` function (its name is the ABI), or else the only host function; each other
+    definition (and its prototypes) gets a fresh name ``<name>_<kind>`` (``add_kernel``) with the
+    references that resolve to it as C++ resolves them: a launch names the kernel, a call in
+    device code the device function. Returns ``{new name: source name}``; ``{}`` when no name
+    is shared, or when the overloads are not one per side (left as they are)."""
+    def extern_c(decl) -> bool:
+        c = decl.coord
+        here = (c.line, c.column or 0) if c is not None else None
+        return here is not None and any((a, b) <= here <= (cc, d) for a, b, cc, d in spans)
+
+    def kind(decl) -> str:
+        specs = []
+        for spec in decl.funcspec or []:
+            specs.extend(macro_specs.get(spec, [spec]))
+        return dialect.function_kind(specs)
+
+    defs: dict[str, list[c_ast.FuncDef]] = {}
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.FuncDef):
+            defs.setdefault(ext.decl.name, []).append(ext)
+    shared = {n: fds for n, fds in defs.items() if len(fds) > 1}
+    if not shared:
+        return {}
+    used = _Names()
+    used.visit(ast)
+    renamed: dict[str, str] = {}
+    for name, fds in shared.items():
+        kinds = [kind(fd.decl) for fd in fds]
+        if len(set(kinds)) != len(kinds):
+            continue                              # two overloads on one side: not ours to pick
+        if len({_signature(fd) for fd in fds}) != len(fds):
+            continue                              # a redefinition (C++ rejects it; so does the build)
+        keepers = [fd for fd in fds if extern_c(fd.decl)] or [fd for fd, k in zip(fds, kinds) if k == "host"]
+        if len(keepers) != 1:
+            continue
+        keeper = keepers[0]
+        new_names: dict[str, str] = {}             # kind -> fresh name
+        for fd, k in zip(fds, kinds):
+            if fd is keeper:
+                continue
+            fresh, i = f"{name}_{k}", 2
+            while fresh in used.names or fresh in defs:
+                fresh, i = f"{name}_{k}{i}", i + 1
+            used.names.add(fresh)
+            new_names[k] = fresh
+            renamed[fresh] = name
+        keeper_kind = kind(keeper.decl)
+        for ext in ast.ext:
+            decl = ext.decl if isinstance(ext, c_ast.FuncDef) else ext
+            if not (isinstance(decl, c_ast.Decl) and isinstance(decl.type, c_ast.FuncDecl)):
+                continue
+            k = kind(decl)
+            if decl.name == name and k in new_names and not (ext is keeper or extern_c(decl) and k == keeper_kind):
+                _rename_decl(decl, new_names[k])
+            if not isinstance(ext, c_ast.FuncDef):
+                continue
+            refs = _References(name, dialect.launch_functions)
+            refs.visit(ext.body)
+            for node, how in refs.found:
+                if how == "launch" and "kernel" in new_names:
+                    node.name = new_names["kernel"]
+                elif how == "call" and k in ("kernel", "device") and "device" in new_names:
+                    node.name = new_names["device"]
+                elif how == "call" and k == "host" and keeper_kind != "host" and "host" in new_names:
+                    node.name = new_names["host"]
+    return renamed
+
+
+def _signature(fd: c_ast.FuncDef) -> tuple[str, ...]:
+    from .analysis import func_params
+    from .generator import type_text
+
+    return tuple(type_text(p.type) for p in func_params(fd))
+
+
+def _rename_decl(decl: c_ast.Decl, new: str) -> None:
+    decl.name = new
+    t = decl.type
+    while t is not None and not isinstance(t, c_ast.TypeDecl):
+        t = getattr(t, "type", None)
+    if t is not None:
+        t.declname = new
 
 
 def check_text(text: str, path: str) -> None:
