@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import instantiate
 from .driver import ParsedUnit
 
 ALT_TOKENS = {"and": "&&", "or": "||", "not": "!", "bitand": "&", "bitor": "|", "xor": "^",
@@ -579,8 +580,18 @@ def braced_values(unit: ParsedUnit, rw: Rewriter) -> None:
         rw.replace(s, s, f"({t})")
 
 
+def templates_and_classes(unit: ParsedUnit, rw: Rewriter) -> None:
+    """Templates instantiated as clang instantiated them, member functions as free functions,
+    ``if constexpr``, ``static_assert``, scoped enums: see ``instantiate.py``. Runs last: the
+    instances are printed from the template's text with the other rewrites' edits applied."""
+    try:
+        instantiate.monomorphise(unit, rw)
+    except instantiate.Unsupported as exc:
+        raise Unsupported(str(exc), exc.line, exc.col, exc.construct) from None
+
+
 REWRITES = (preprocessor_conditionals, specifier_macros, alternative_tokens, default_arguments,
-            uncaught_throw, braced_values, cooperative_groups)
+            uncaught_throw, braced_values, cooperative_groups, templates_and_classes)
 
 
 def lower(unit: ParsedUnit, source: str) -> tuple[str, list[str]]:

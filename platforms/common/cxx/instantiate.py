@@ -1,0 +1,907 @@
+"""Monomorphise the C++ of a source from clang's instantiations: templates, classes, constexpr.
+
+clang has already instantiated every template the source uses (``referenced`` of a use leads to
+the specialisation, whose body clang instantiated with concrete types). This rewrite prints
+each used specialisation as plain C, from the template's own text with the differences clang
+knows about applied, so the result keeps the source's spelling (macros, runtime built-ins) and
+its coordinates:
+
+======================================  ================================================================
+C++                                     C
+======================================  ================================================================
+``template <...> T f(...)`` used as     one function per used specialisation, ``f_<args>``; the
+``f<A>(x)`` or ``f(x)`` (deduced)       template's parameters replaced by clang's arguments (defaults
+                                        and deduction are clang's); a parameter pack expands to one
+                                        parameter per element (``args_0, args_1``) and every pack
+                                        expansion in the body to the list of its elements
+``template <...> struct S`` and its     ``typedef struct S_<args> {fields} S_<args>;`` per used
+partial specialisations                 specialisation (the specialisation clang selected)
+member functions (also of plain         free functions ``S__m``; a non-static one takes
+structs)                                ``S *this_`` (``const`` for const methods); ``this`` and
+                                        implicit member accesses go through it; calls
+                                        ``o.m(a)`` / ``p->m(a)`` / ``S::m(a)`` follow
+``if constexpr (c) A else B``           the branch clang kept
+``static_assert``, ``[[attr]]``         removed (clang checked the assertion)
+variable templates, ``std::is_same_v``  the value clang computed, where used as a value
+``std::forward<T>(x)``, ``std::move``   ``(x)``
+``enum class E {A}``, ``E::A``          ``typedef enum {E__A} E;``, ``E__A``
+``T &x`` parameter                      ``T x`` for ``const T &`` and ``T &&``; ``T *x`` for a non-const
+                                        lvalue reference (uses ``(*x)``, arguments ``&(a)``)
+======================================  ================================================================
+
+The first instance of a template takes the template's lines; further instances follow it on
+the template's last line. A construct this cannot express (constructors with bodies,
+overloaded operators, references returned) raises ``Unsupported`` with its position.
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+from dataclasses import dataclass, field
+
+from .driver import ParsedUnit
+
+TEMPLATE_KINDS = frozenset({"FUNCTION_TEMPLATE", "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"})
+RECORD_KINDS = frozenset({"STRUCT_DECL", "CLASS_DECL"})
+FUNCTION_KINDS = frozenset({"FUNCTION_DECL", "CXX_METHOD"})
+IDENTITY_CALLS = frozenset({"forward", "move"})
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+class Unsupported(Exception):
+    def __init__(self, message: str, line: int, col: int, construct: str):
+        super().__init__(message)
+        self.line, self.col, self.construct = line, col, construct
+
+
+def _unsupported(c, what: str):
+    raise Unsupported(what, c.location.line, c.location.column, c.spelling or c.kind.name)
+
+
+# ------------------------------------------------------------------------------ libclang extras
+_LIB_READY = False
+
+
+def _lib():
+    global _LIB_READY
+    import clang.cindex as ci
+
+    lib = ci.conf.lib
+    if not _LIB_READY:
+        lib.clang_getSpecializedCursorTemplate.restype = ci.Cursor
+        lib.clang_getSpecializedCursorTemplate.argtypes = [ci.Cursor]
+        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
+        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
+        lib.clang_EvalResult_getKind.restype = ctypes.c_int
+        lib.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_isUnsignedInt.restype = ctypes.c_uint
+        lib.clang_EvalResult_isUnsignedInt.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
+        lib.clang_EvalResult_getAsUnsigned.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
+        lib.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_getAsDouble.restype = ctypes.c_double
+        lib.clang_EvalResult_getAsDouble.argtypes = [ctypes.c_void_p]
+        lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        _LIB_READY = True
+    return lib
+
+
+def specialized_template(c):
+    t = _lib().clang_getSpecializedCursorTemplate(c)
+    return None if t is None or t.kind.is_invalid() else t
+
+
+def evaluate(c) -> str | None:
+    """The value clang computes for a constant expression, as a C literal (None if not one)."""
+    lib = _lib()
+    res = lib.clang_Cursor_Evaluate(c)
+    if not res:
+        return None
+    try:
+        kind = lib.clang_EvalResult_getKind(res)
+        if kind == 1:  # CXEval_Int
+            if lib.clang_EvalResult_isUnsignedInt(res):
+                v = lib.clang_EvalResult_getAsUnsigned(res)
+                return f"{v}u" if v <= 0xFFFFFFFF else f"{v}ull"
+            v = lib.clang_EvalResult_getAsLongLong(res)
+            lit = str(v) if -2**31 <= v < 2**31 else f"{v}ll"
+            return f"({lit})" if v < 0 else lit
+        if kind == 2:  # CXEval_Float
+            v = lib.clang_EvalResult_getAsDouble(res)
+            if v != v:
+                return "(0.0f / 0.0f)"
+            if v in (float("inf"), float("-inf")):
+                return "(1.0f / 0.0f)" if v > 0 else "(-1.0f / 0.0f)"
+            t = c.type.get_canonical().spelling
+            lit = repr(float(v))
+            lit = lit if ("e" in lit or "." in lit) else lit + ".0"
+            lit = lit + ("f" if t == "float" else "")
+            return f"({lit})" if v < 0 else lit
+        return None
+    finally:
+        lib.clang_EvalResult_dispose(res)
+
+
+def _int_arg(d, i: int) -> int:
+    v = d.get_template_argument_value(i)
+    if v == -1 and d.get_template_argument_unsigned_value(i) == 1:
+        return 1   # a bool 'true' (a one-bit value read as signed)
+    return v
+
+
+# ------------------------------------------------------------------------------ text helpers
+def strip_comments(text: str) -> str:
+    """Comments -> spaces (newlines kept), strings and characters untouched."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            j = i + 1
+            while j < n and text[j] != ch and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("".join("\n" if c == "\n" else " " for c in text[i:j]))
+            i = j
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _matching_angle(text: str, i: int) -> int:
+    """Offset just past the '>' closing the '<' at ``i`` (parentheses nest)."""
+    depth, par = 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "([":
+            par += 1
+        elif ch in ")]":
+            par -= 1
+        elif par == 0 and ch == "<":
+            depth += 1
+        elif par == 0 and ch == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return i
+
+
+def sanitize(s: str) -> str:
+    s = s.replace("*", "p").replace("&", "r").replace("-", "m")
+    s = re.sub(r"\bconst\b", "c", s)
+    s = re.sub(r"\W+", "_", s).strip("_")
+    return s
+
+
+# ------------------------------------------------------------------------------ the model
+@dataclass
+class Inst:
+    kind: str                 # "function" | "method" | "record"
+    decl: object              # the specialisation / method / record
+    pattern: object           # the cursor whose text is printed
+    name: str
+    bindings: dict[str, str] = field(default_factory=dict)
+    owner: "Inst | None" = None
+    methods: list["Inst"] = field(default_factory=list)
+
+
+def _kind(c) -> str:
+    return c.kind.name
+
+
+def _rng(c) -> tuple[int, int]:
+    return c.extent.start.offset, c.extent.end.offset
+
+
+class Monomorphiser:
+    def __init__(self, unit: ParsedUnit, rw):
+        self.unit, self.rw = unit, rw
+        self.text = rw.text
+        self.insts: dict[str, Inst] = {}        # key -> instance
+        self.names: set[str] = set()
+        self.order: list[Inst] = []
+        self.work: list[Inst] = []
+        self.user_records_with_methods: set[str] = set()
+
+    # -- discovery ------------------------------------------------------------------------------
+    def user(self, c) -> bool:
+        return c is not None and self.unit.in_user_file(c)
+
+    def key(self, c) -> str:
+        return c.get_usr() or f"{c.spelling}@{c.extent.start.offset}"
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.names:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def record_of_type(self, t):
+        """The user record a type names (through pointers, arrays, references, const)."""
+        for _ in range(8):
+            k = t.kind.name
+            if k in ("POINTER", "LVALUEREFERENCE", "RVALUEREFERENCE"):
+                t = t.get_pointee()
+            elif k in ("CONSTANTARRAY", "INCOMPLETEARRAY", "VARIABLEARRAY", "DEPENDENTSIZEDARRAY"):
+                t = t.element_type
+            else:
+                break
+        d = t.get_canonical().get_declaration()
+        if d is not None and _kind(d) in RECORD_KINDS and self.user(d):
+            return d
+        return None
+
+    def need_record(self, d) -> Inst | None:
+        if d is None:
+            return None
+        k = self.key(d)
+        if k in self.insts:
+            return self.insts[k]
+        pattern = specialized_template(d)
+        if pattern is None:
+            # a plain struct: only one with member functions is rewritten
+            if not self.has_methods(d):
+                return None
+            inst = Inst("record", d, d, d.spelling)
+            self.names.add(d.spelling)
+        else:
+            if not self.user(pattern):
+                return None
+            args = self.template_args(d)
+            inst = Inst("record", d, pattern, self.fresh("_".join([d.spelling, *[sanitize(a) for a in args]])))
+            inst.bindings = self.bind(pattern, d, args)
+        self.insts[k] = inst
+        self.order.append(inst)
+        for f in d.type.get_fields():
+            self.need_record(self.record_of_type(f.type))
+        return inst
+
+    def has_methods(self, d) -> bool:
+        return any(_kind(c) in ("CXX_METHOD", "CONSTRUCTOR", "FUNCTION_TEMPLATE", "CONVERSION_FUNCTION")
+                   for c in d.get_children())
+
+    def need_function(self, d) -> Inst | None:
+        if d is None or _kind(d) not in FUNCTION_KINDS or not self.user(d):
+            return None
+        k = self.key(d)
+        if k in self.insts:
+            return self.insts[k]
+        parent = d.semantic_parent
+        owner = self.need_record(parent) if parent is not None and _kind(parent) in RECORD_KINDS else None
+        pattern = specialized_template(d)
+        if owner is None and pattern is None:
+            return None  # a plain function: it is in the text already
+        if owner is not None:
+            pat = pattern if pattern is not None else d
+            if _kind(pat) == "FUNCTION_TEMPLATE":
+                _unsupported(d, "member function templates")
+            inst = Inst("method", d, pat, self.fresh(f"{owner.name}__{d.spelling}"), owner=owner)
+            inst.bindings = dict(owner.bindings)
+            owner.methods.append(inst)
+        else:
+            if not self.user(pattern):
+                return None
+            args = self.template_args(d)
+            inst = Inst("function", d, pattern, self.fresh("_".join([d.spelling, *[sanitize(a) for a in args]])))
+            inst.bindings = self.bind(pattern, d, args)
+        self.insts[k] = inst
+        self.order.append(inst)
+        self.work.append(inst)
+        return inst
+
+    def template_args(self, d) -> list[str]:
+        out = []
+        n = d.get_num_template_arguments()
+        for i in range(max(n, 0)):
+            try:
+                kind = d.get_template_argument_kind(i).name
+            except ValueError:
+                kind = "PACK"
+            if kind == "TYPE":
+                out.append(self.ctype(d.get_template_argument_type(i)))
+            elif kind == "INTEGRAL":
+                out.append(str(_int_arg(d, i)))
+            elif kind == "PACK":
+                continue
+            else:
+                _unsupported(d, f"a template argument of kind {kind.lower()}")
+        return out
+
+    def bind(self, pattern, d, args: list[str]) -> dict[str, str]:
+        """Template parameter name -> C text, for the pattern's parameters."""
+        params = [c for c in pattern.get_children()
+                  if _kind(c) in ("TEMPLATE_TYPE_PARAMETER", "TEMPLATE_NON_TYPE_PARAMETER",
+                                  "TEMPLATE_TEMPLATE_PARAMETER")]
+        if _kind(pattern) == "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION":
+            # the partial specialisation's own parameters: matched against the written pattern
+            written = self.written_args(pattern)
+            out = {}
+            for w, a in zip(written, args):
+                if _IDENT.fullmatch(w) and any(p.spelling == w for p in params):
+                    out[w] = a
+            return out
+        out = {}
+        n = d.get_num_template_arguments()
+        for i, p in enumerate(params):
+            if i >= n:
+                break
+            try:
+                kind = d.get_template_argument_kind(i).name
+            except ValueError:
+                continue  # a pack: its elements are the expanded parameters
+            if kind == "TYPE":
+                out[p.spelling] = self.ctype(d.get_template_argument_type(i))
+            elif kind == "INTEGRAL":
+                v = _int_arg(d, i)
+                out[p.spelling] = f"({v})" if v < 0 else str(v)
+        return out
+
+    def written_args(self, pattern) -> list[str]:
+        text = self.text
+        s, e = _rng(pattern)
+        name = pattern.spelling
+        m = re.compile(r"\b" + re.escape(name) + r"\s*<").search(text, pattern.location.offset, e)
+        if not m:
+            return []
+        lt = m.end() - 1
+        gt = _matching_angle(text, lt)
+        inner = text[lt + 1:gt - 1]
+        parts, depth, cur = [], 0, []
+        for ch in inner:
+            if ch in "<([":
+                depth += 1
+            elif ch in ">)]":
+                depth -= 1
+            if ch == "," and depth == 0:
+                parts.append("".join(cur).strip())
+                cur = []
+            else:
+                cur.append(ch)
+        parts.append("".join(cur).strip())
+        return parts
+
+    def scan(self, root) -> None:
+        """Everything under ``root`` that needs an instance."""
+        for c in root.walk_preorder():
+            k = _kind(c)
+            if k in ("CALL_EXPR", "DECL_REF_EXPR", "MEMBER_REF_EXPR", "OVERLOADED_DECL_REF"):
+                r = c.referenced
+                if r is not None:
+                    if _kind(r) in FUNCTION_KINDS:
+                        self.need_function(r)
+                    elif _kind(r) == "CONSTRUCTOR" and self.user(r) and not r.is_copy_constructor() \
+                            and not r.is_move_constructor() and not r.is_default_constructor():
+                        _unsupported(c, f"constructor of '{r.semantic_parent.spelling}'")
+                    elif _kind(r) == "CONVERSION_FUNCTION" and self.user(r):
+                        _unsupported(c, "conversion operators")
+            if k in ("VAR_DECL", "PARM_DECL", "FIELD_DECL", "CXX_FUNCTIONAL_CAST_EXPR", "CALL_EXPR",
+                     "CSTYLE_CAST_EXPR", "TYPE_REF", "UNEXPOSED_EXPR", "INIT_LIST_EXPR"):
+                try:
+                    self.need_record(self.record_of_type(c.type))
+                except Exception:  # noqa: BLE001 - a cursor without a type
+                    pass
+
+    def run(self) -> bool:
+        roots = []
+        for c in self.unit.tu.cursor.walk_preorder():
+            pass
+        tops = self.top_level()
+        for c in tops:
+            if _kind(c) in TEMPLATE_KINDS or self.is_template_text(c):
+                continue
+            roots.append(c)
+        for c in roots:
+            self.scan(c)
+        while self.work:
+            inst = self.work.pop()
+            self.scan(inst.decl)
+        return True
+
+    def top_level(self):
+        out = []
+
+        def visit(parent):
+            for c in parent.get_children():
+                if not self.user(c):
+                    continue
+                if _kind(c) in ("NAMESPACE", "LINKAGE_SPEC", "UNEXPOSED_DECL") and not self.is_template_text(c):
+                    visit(c)
+                else:
+                    out.append(c)
+        visit(self.unit.tu.cursor)
+        return out
+
+    def is_template_text(self, c) -> bool:
+        s, _ = _rng(c)
+        return self.text.startswith("template", s) and not self.text[s + 8:s + 9].isalnum()
+
+
+def monomorphise(unit: ParsedUnit, rw) -> None:
+    """See the module docstring."""
+    m = Monomorphiser(unit, rw)
+    tops = m.top_level()
+    if not any(m.is_template_text(c) or _kind(c) in TEMPLATE_KINDS or
+               (_kind(c) in RECORD_KINDS and m.has_methods(c)) or
+               (_kind(c) == "ENUM_DECL" and c.is_scoped_enum()) for c in tops) and \
+            not any(_kind(c) in ("STATIC_ASSERT", "IF_STMT") for c in unit.tu.cursor.walk_preorder()
+                    if m.user(c) and (_kind(c) == "STATIC_ASSERT" or _constexpr_if(m.text, c))):
+        return
+    m.run()
+    Printer(m).apply(tops)
+
+
+def _constexpr_if(text: str, c) -> bool:
+    if _kind(c) != "IF_STMT":
+        return False
+    s = c.extent.start.offset
+    return re.match(r"if\s*constexpr\b", text[s:s + 40]) is not None
+
+
+# ------------------------------------------------------------------------------ C types
+def _ctype(m: Monomorphiser, t, name: str = "") -> str:
+    """C declarator of ``name`` with clang type ``t`` (references: see the callers)."""
+    k = t.kind.name
+    sep = (" " + name) if name else ""
+    if k in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+        return _ctype(m, t.get_pointee(), name)
+    if k == "ELABORATED":
+        inner = t.get_named_type()
+        if inner.kind.name != "INVALID":
+            base = _ctype(m, inner, name)
+            return ("const " + base) if t.is_const_qualified() and not base.startswith("const ") else base
+    if k == "POINTER":
+        p = t.get_pointee()
+        q = " const" if t.is_const_qualified() else ""
+        if p.kind.name in ("FUNCTIONPROTO", "FUNCTIONNOPROTO"):
+            args = ", ".join(_ctype(m, a) for a in p.argument_types()) or "void"
+            return f"{_ctype(m, p.get_result())} (*{q}{name})({args})"
+        if p.kind.name in ("CONSTANTARRAY", "INCOMPLETEARRAY"):
+            return _ctype(m, p, f"(*{q}{name})")
+        return f"{_ctype(m, p)} *{q}{name}"
+    if k == "CONSTANTARRAY":
+        return _ctype(m, t.element_type, f"{name}[{t.element_count}]")
+    if k == "INCOMPLETEARRAY":
+        return _ctype(m, t.element_type, f"{name}[]")
+    const = "const " if t.is_const_qualified() else ""
+    d = t.get_canonical().get_declaration()
+    if d is not None and _kind(d) in RECORD_KINDS and m.user(d):
+        inst = m.need_record(d)
+        if inst is not None:
+            return f"{const}{inst.name}{sep}"
+    s = t.spelling
+    if "<" in s:
+        s = t.get_canonical().spelling
+    s = re.sub(r"\b(struct|class|enum|union)\s+", "", s)
+    s = re.sub(r"(?<![\w:])(?:\w+::)+", "", s)
+    if t.is_const_qualified() and not s.startswith("const "):
+        s = "const " + s
+    return f"{s}{sep}"
+
+
+Monomorphiser.ctype = lambda self, t, name="": _ctype(self, t, name)
+
+
+# ------------------------------------------------------------------------------ printing
+@dataclass
+class Scope:
+    inst: Inst | None = None
+    bindings: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)     # PARM_DECL hash -> (name, by_pointer)
+    points: dict = field(default_factory=dict)     # offset -> (length, replacement)
+
+
+_ATTR = re.compile(r"\[\[[^\[\]]*\]\]")
+
+
+class Printer:
+    def __init__(self, m: Monomorphiser):
+        self.m, self.rw, self.text = m, m.rw, m.text
+
+    # -- text ---------------------------------------------------------------------------------------
+    def gap(self, a: int, b: int, sc: Scope) -> str:
+        if a >= b:
+            return ""
+        cuts = sorted(o for o in sc.points if a <= o < b)
+        out, pos = [], a
+        for o in cuts:
+            length, rep = sc.points[o]
+            out.append(self.plain(pos, o, sc))
+            out.append(rep)
+            pos = o + length
+        out.append(self.plain(pos, b, sc))
+        return "".join(out)
+
+    def plain(self, a: int, b: int, sc: Scope) -> str:
+        if a >= b:
+            return ""
+        t = self.rw.render(a, b) if any(a <= e.start and e.end <= b for e in self.rw.edits) else self.text[a:b]
+        t = _ATTR.sub(lambda mm: " " * len(mm.group(0)), strip_comments(t))
+        if sc.bindings:
+            t = self.subst(t, sc.bindings)
+        return t
+
+    @staticmethod
+    def subst(t: str, bindings: dict) -> str:
+        def rep(mm):
+            word = mm.group(0)
+            if word not in bindings:
+                return word
+            before = t[:mm.start()].rstrip()
+            if before.endswith((".", "->")):
+                return word
+            return bindings[word]
+        return re.sub(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|[A-Za-z_]\w*",
+                      lambda mm: mm.group(0) if mm.group(0)[0] in "\"'" else rep(mm), t)
+
+    def pad(self, out: str, a: int, b: int) -> str:
+        lost = self.text.count("\n", a, b) - out.count("\n")
+        return out + "\n" * lost if lost > 0 else out
+
+    # -- trees --------------------------------------------------------------------------------------
+    def node(self, c, sc: Scope, parent=None) -> str:
+        s, e = _rng(c)
+        out = self.special(c, sc, parent)
+        if out is None:
+            out = self.span(s, e, list(c.get_children()), sc, c)
+        return self.pad(out, s, e)
+
+    def span(self, s: int, e: int, kids, sc: Scope, parent) -> str:
+        kids = [k for k in kids if s <= k.extent.start.offset and k.extent.end.offset <= e
+                and k.extent.start.offset < k.extent.end.offset and self.m.user(k)]
+        kids.sort(key=lambda k: (k.extent.start.offset, -k.extent.end.offset))
+        groups: list[list] = []
+        for k in kids:
+            if groups and _rng(groups[-1][0]) == _rng(k):
+                groups[-1].append(k)
+            else:
+                groups.append([k])
+        out, pos = [], s
+        for grp in groups:
+            ks, ke = _rng(grp[0])
+            if ks < pos:
+                continue
+            out.append(self.gap(pos, ks, sc))
+            first = grp[0]
+            if _kind(first) == "TEMPLATE_REF" and self.m.user(first.referenced):
+                name = self.record_name(parent)
+                lt = self.text.find("<", ke)
+                if name is not None and lt >= 0 and not self.text[ke:lt].strip():
+                    out.append(name)
+                    pos = _matching_angle(self.text, lt)
+                    continue
+            dots = re.match(r"\s*\.\.\.", self.text[ke:ke + 40])
+            if dots:
+                out.append(", ".join(self.node(k, sc, parent) for k in grp))
+                pos = ke + dots.end()
+                continue
+            out.append(self.node(first, sc, parent))
+            pos = ke
+        out.append(self.gap(pos, e, sc))
+        return "".join(out)
+
+    def record_name(self, c) -> str | None:
+        if c is None:
+            return None
+        for t in (c.type, getattr(c, "result_type", None)):
+            try:
+                d = self.m.record_of_type(t)
+            except Exception:  # noqa: BLE001
+                d = None
+            if d is not None:
+                inst = self.m.need_record(d)
+                if inst is not None:
+                    return inst.name
+        r = c.referenced
+        if r is not None and r.semantic_parent is not None and _kind(r.semantic_parent) in RECORD_KINDS:
+            inst = self.m.need_record(r.semantic_parent)
+            if inst is not None:
+                return inst.name
+        return None
+
+    # -- the rewrites -------------------------------------------------------------------------------
+    def special(self, c, sc: Scope, parent) -> str | None:
+        k = _kind(c)
+        if k == "DECL_REF_EXPR":
+            return self.decl_ref(c, sc)
+        if k == "CALL_EXPR":
+            return self.call(c, sc)
+        if k == "MEMBER_REF_EXPR":
+            r = c.referenced
+            if sc.inst is not None and sc.inst.kind == "method" and r is not None and \
+                    _kind(r) == "FIELD_DECL" and not self.explicit_base(c):
+                return f"this_->{c.spelling}"
+            return None
+        if k == "CXX_THIS_EXPR":
+            return "this_" if self.text[c.extent.start.offset:c.extent.end.offset] == "this" else None
+        if k == "IF_STMT" and _constexpr_if(self.text, c):
+            kids = list(c.get_children())
+            cond = next((x for x in kids if x.kind.is_expression()), None)
+            stmts = [x for x in kids if x is not cond and not x.kind.is_expression() and _kind(x) != "VAR_DECL"]
+            v = evaluate(cond) if cond is not None else None
+            if v is None:
+                _unsupported(c, "an 'if constexpr' condition clang cannot evaluate here")
+            truthy = v.strip("()").rstrip("uUlLf") not in ("0", "0.0", "-0.0")
+            branch = stmts[0] if truthy else (stmts[1] if len(stmts) > 1 else None)
+            return self.node(branch, sc, c) if branch is not None else ";"
+        if k == "STATIC_ASSERT":
+            return ""
+        if k == "LAMBDA_EXPR":
+            _unsupported(c, "lambdas")
+        return None
+
+    def explicit_base(self, member_ref) -> bool:
+        s = member_ref.extent.start.offset
+        name_at = member_ref.location.offset
+        return name_at > s
+
+    def decl_ref(self, c, sc: Scope) -> str | None:
+        r = c.referenced
+        if r is None:
+            return None
+        rk = _kind(r)
+        if rk == "PARM_DECL":
+            got = sc.params.get(r.hash)
+            if got is None:
+                return None
+            name, by_pointer = got
+            return f"(*{name})" if by_pointer else name
+        if rk in FUNCTION_KINDS:
+            inst = self.m.insts.get(self.m.key(r))
+            return inst.name if inst is not None else None
+        if rk == "ENUM_CONSTANT_DECL":
+            e = r.semantic_parent
+            if e is not None and self.m.user(e) and e.is_scoped_enum():
+                return f"{e.spelling}__{r.spelling}"
+            return None
+        if rk == "VAR_DECL":
+            templated = specialized_template(r) is not None
+            member = r.semantic_parent is not None and _kind(r.semantic_parent) in RECORD_KINDS
+            if templated or (member and r.storage_class.name == "STATIC"):
+                return evaluate(c)
+        return None
+
+    def call(self, c, sc: Scope) -> str | None:
+        r = c.referenced
+        if r is None:
+            return None
+        args = list(c.get_arguments())
+        if r.spelling in IDENTITY_CALLS and not self.m.user(r) and len(args) == 1:
+            return "(" + self.node(args[0], sc, c) + ")"
+        if _kind(r) in ("CXX_METHOD", "FUNCTION_DECL") and r.spelling.startswith("operator") and self.m.user(r):
+            _unsupported(c, f"overloaded '{r.spelling}'")
+        inst = self.m.insts.get(self.m.key(r)) if _kind(r) in FUNCTION_KINDS else None
+        if inst is None:
+            if not self.m.user(r) and _kind(r) in FUNCTION_KINDS and r.semantic_parent is not None \
+                    and _kind(r.semantic_parent) in RECORD_KINDS | {"CLASS_TEMPLATE"} and r.is_static_method():
+                return evaluate(c)   # std::numeric_limits<T>::max() and the like
+            return None
+        ref_params = [p.type.kind.name == "LVALUEREFERENCE" and not p.type.get_pointee().is_const_qualified()
+                      for p in r.get_arguments()]
+        method_call = inst.kind == "method" and not r.is_static_method()
+        if not method_call and not any(ref_params):
+            return None   # the callee is renamed where it is named (launch configurations stay)
+        callee = list(c.get_children())[0]
+        if "<<<" in self.text[callee.extent.end.offset:args[0].extent.start.offset if args else c.extent.end.offset]:
+            _unsupported(c, "a kernel with reference parameters")
+        rendered = []
+        for i, a in enumerate(args):
+            txt = self.node(a, sc, c)
+            rendered.append(f"&({txt})" if i < len(ref_params) and ref_params[i] else txt)
+        if method_call:
+            kids = list(c.get_children())
+            member = kids[0] if kids and _kind(kids[0]) == "MEMBER_REF_EXPR" else None
+            if member is None:
+                _unsupported(c, f"call of member function '{r.spelling}' through a pointer to member")
+            obj = next(iter(member.get_children()), None)
+            if obj is None or not self.explicit_base(member):
+                this = "this_"
+            else:
+                os_, oe = _rng(obj)
+                between = self.text[oe:member.location.offset]
+                objtxt = self.node(obj, sc, member)
+                this = objtxt if "->" in between else f"&({objtxt})"
+            rendered.insert(0, this)
+            return f"{inst.name}({', '.join(rendered)})"
+        return f"{self.node(callee, sc, c)}({', '.join(rendered)})"
+
+    # -- instances ----------------------------------------------------------------------------------
+    def scope_for(self, inst: Inst) -> Scope:
+        sc = Scope(inst=inst, bindings=dict(inst.bindings))
+        d = inst.decl
+        parms = list(d.get_arguments())
+        counts: dict[tuple, int] = {}
+        for p in parms:
+            counts[_rng(p)] = counts.get(_rng(p), 0) + 1
+        seen: dict[tuple, int] = {}
+        for p in parms:
+            r = _rng(p)
+            name = p.spelling or f"__xp_unnamed{len(sc.params)}"
+            if counts[r] > 1 or self.pack_param(p):
+                j = seen.get(r, 0)
+                seen[r] = j + 1
+                name = f"{name}_{j}"
+            by_pointer = p.type.kind.name == "LVALUEREFERENCE" and not p.type.get_pointee().is_const_qualified()
+            sc.params[p.hash] = (name, by_pointer)
+        return sc
+
+    def pack_param(self, p) -> bool:
+        s, e = _rng(p)
+        return "..." in self.text[s:e]
+
+    def param_text(self, p, sc: Scope) -> str:
+        name, by_pointer = sc.params[p.hash]
+        t = p.type
+        if by_pointer:
+            return _ctype(self.m, t.get_pointee(), f"*{name}")
+        if t.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+            t = t.get_pointee()
+        return _ctype(self.m, t, name)
+
+    def function(self, inst: Inst, signature_only: bool = False) -> str:
+        """The instance as C text laid over its pattern's text (same lines)."""
+        d, pat = inst.decl, inst.pattern
+        ps, pe = _rng(pat)
+        start = ps
+        if _kind(pat) == "FUNCTION_TEMPLATE" or self.m.is_template_text(pat):
+            lt = self.text.find("<", ps)
+            start = _matching_angle(self.text, lt)
+        sc = self.scope_for(inst)
+        body = next((k for k in d.get_children() if _kind(k) == "COMPOUND_STMT"), None)
+        if body is None:
+            _unsupported(d, f"'{d.spelling}' is used but its definition was not instantiated")
+        name_at = d.location.offset
+        sc.points[name_at] = (len(d.spelling), inst.name)
+        parms = list(d.get_arguments())
+        # the parameter list: printed from the instance (packs expanded, references lowered)
+        open_paren = self.text.find("(", name_at + len(d.spelling))
+        close_paren = self.close_paren(open_paren)
+        plist = [self.param_text(p, sc) for p in parms]
+        if inst.kind == "method" and not d.is_static_method():
+            const = "const " if d.is_const_method() else ""
+            plist.insert(0, f"{const}{inst.owner.name} *this_")
+        lines = self.text.count("\n", open_paren, close_paren)
+        sc.points[open_paren] = (close_paren + 1 - open_paren,
+                                 "(" + (", ".join(plist) or "void") + ")" + "\n" * lines)
+        if inst.kind == "method":
+            for tok in re.finditer(r"\b(static|virtual|explicit|constexpr)\b", self.text[start:name_at]):
+                sc.points[start + tok.start()] = (len(tok.group(0)), "")
+            tail = self.text[close_paren + 1:body.extent.start.offset]
+            for tok in re.finditer(r"\b(const|override|final|noexcept)\b", tail):
+                sc.points[close_paren + 1 + tok.start()] = (len(tok.group(0)), "")
+        if signature_only:
+            sig = self.gap(start, body.extent.start.offset, sc)
+            return " ".join(sig.split()) + ";"
+        text = self.gap(start, body.extent.start.offset, sc) + self.node(body, sc, d) + \
+            self.gap(body.extent.end.offset, pe, sc)
+        return "\n" * self.text.count("\n", ps, start) + text
+
+    def close_paren(self, i: int) -> int:
+        depth = 0
+        for j in range(i, len(self.text)):
+            ch = self.text[j]
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    return j
+        return len(self.text) - 1
+
+    def record(self, inst: Inst, lo: int) -> str:
+        """``typedef struct`` + prototypes on the first line; member functions at their lines."""
+        fields = []
+        for f in inst.decl.type.get_fields():
+            if f.type.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+                _unsupported(f, "reference members")
+            fields.append(_ctype(self.m, f.type, f.spelling) + ";")
+        if not fields:
+            fields = ["char __xp_empty;"]
+        head = f"typedef struct {inst.name} {{ {' '.join(fields)} }} {inst.name}; "
+        methods = sorted(inst.methods, key=lambda x: x.pattern.extent.start.offset)
+        head += " ".join(self.function(x, signature_only=True) for x in methods)
+        out = [head]
+        cur = lo
+        for x in methods:
+            ms = x.pattern.extent.start.offset
+            if ms > cur:
+                out.append("\n" * self.text.count("\n", cur, ms))
+                cur = ms
+            out.append(self.function(x).lstrip("\n"))
+            cur = max(cur, x.pattern.extent.end.offset)
+        return "".join(out)
+
+    def apply(self, tops) -> None:
+        by_pattern: dict[int, list[Inst]] = {}
+        for inst in self.m.order:
+            if inst.kind == "method":
+                continue
+            by_pattern.setdefault(inst.pattern.extent.start.offset, []).append(inst)
+        for top in tops:
+            k = _kind(top)
+            s, e = _rng(top)
+            templ = k in TEMPLATE_KINDS or self.m.is_template_text(top)
+            if templ or (k in RECORD_KINDS and self.m.has_methods(top)):
+                e = _through_semicolon(self.text, e)
+                insts = []
+                for off, lst in by_pattern.items():
+                    if s <= off < e:
+                        insts.extend(lst)
+                self.rw.replace(s, e, lambda rw, s=s, e=e, insts=insts: self.top(s, e, insts))
+            elif k == "ENUM_DECL" and top.is_scoped_enum():
+                self.scoped_enum(top)
+            else:
+                self.root_edits(top)
+
+    def top(self, s: int, e: int, insts: list[Inst]) -> str:
+        copies = []
+        for inst in insts:
+            if inst.kind == "record":
+                copies.append(self.record(inst, s))
+            else:
+                copies.append(self.function(inst))
+        if not copies:
+            return "\n" * self.text.count("\n", s, e)
+        first = copies[0]
+        rest = [" ".join(ln for ln in c.split("\n") if not ln.lstrip().startswith("#")) for c in copies[1:]]
+        out = first.rstrip("\n")
+        if rest:
+            out += " " + " ".join(" ".join(r.split()) for r in rest)
+        return self.pad(out, s, e)
+
+    def scoped_enum(self, c) -> None:
+        s, e = _rng(c)
+        text = self.text
+        brace = text.find("{", s, e)
+        if brace < 0:
+            return
+        self.rw.replace(s, brace + 1, "typedef enum {")
+        for k in c.get_children():
+            if _kind(k) == "ENUM_CONSTANT_DECL":
+                at = k.location.offset
+                self.rw.replace(at, at + len(k.spelling), f"{c.spelling}__{k.spelling}")
+        close = text.rfind("}", s, e)
+        self.rw.replace(close, close + 1, f"}} {c.spelling}")
+
+    def root_edits(self, top) -> None:
+        sc = Scope()
+
+        def visit(c, parent):
+            for k in c.get_children():
+                if not self.m.user(k):
+                    continue
+                ks, ke = _rng(k)
+                if _kind(k) == "TEMPLATE_REF" and self.m.user(k.referenced):
+                    name = self.record_name(c)
+                    lt = self.text.find("<", ke)
+                    if name is not None and lt >= 0 and not self.text[ke:lt].strip():
+                        self.rw.replace(ks, _matching_angle(self.text, lt), name)
+                    continue
+                out = self.special(k, sc, c)
+                if out is not None:
+                    self.rw.replace(ks, ke, out)
+                    continue
+                visit(k, c)
+        visit(top, None)
+        for mm in _ATTR.finditer(strip_comments(self.text[top.extent.start.offset:top.extent.end.offset])):
+            a = top.extent.start.offset + mm.start()
+            self.rw.replace(a, a + len(mm.group(0)), "")
+
+
+def _through_semicolon(text: str, end: int) -> int:
+    k = end
+    while k < len(text) and text[k] in " \t":
+        k += 1
+    return k + 1 if k < len(text) and text[k] == ";" else end
