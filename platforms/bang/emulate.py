@@ -35,6 +35,8 @@ import re
 import tomllib
 from pathlib import Path
 
+from platforms.common.preprocess import unicode_whitespace_to_spaces
+
 HERE = Path(__file__).parent
 RUNTIME_DIR = HERE / "runtime"
 COMMON_RUNTIME_DIR = HERE.parent / "common" / "runtime"
@@ -449,6 +451,8 @@ def prepare(source: str, path: str, *, strict: bool, profile: dict) -> str:
         '#include "xp_bang.h"',
         f'#line 1 "{_c_string(path)}"',
     ]
+    # clang (cncc) treats a no-break space and the other Unicode spaces as whitespace; g++ does not
+    source = unicode_whitespace_to_spaces(source)
     body = _rewrite_launches(_rewrite_spaces(source))
     stubs = ['', '#line 1 "<xpiler-bang-launchers>"']
     for name in mpu_kernels(source):

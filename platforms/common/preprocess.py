@@ -61,6 +61,36 @@ _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(\w*)(.*)", re.S)
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\(([^)]*)\))?(.*)", re.S)
 
 
+# Characters clang treats as whitespace outside literals (its -Wunicode-whitespace extension,
+# checked with libclang 18: U+0085, U+00A0, U+1680, U+180E, U+2000-U+200A, U+2028, U+2029,
+# U+202F, U+205F, U+3000; U+200B and U+FEFF stay errors). Real code has them (a no-break space
+# pasted after a comma in mmcv's nms_utils.hpp); g++ and pycparser refuse them.
+UNICODE_WHITESPACE = ("\u0085\u00a0\u1680\u180e" + "".join(chr(c) for c in range(0x2000, 0x200B))
+                      + "\u2028\u2029\u202f\u205f\u3000")
+_UNICODE_WS = re.compile("[" + UNICODE_WHITESPACE + "]")
+_LITERAL_OR_COMMENT = re.compile(
+    r'"(?:\\.|[^"\\\n])*"?'          # string literal (kept)
+    r"|'(?:\\.|[^'\\\n])*'?"         # char literal (kept)
+    r"|//[^\n]*|/\*.*?(?:\*/|\Z)",       # comments (normalised too: harmless)
+    re.S)
+
+
+def unicode_whitespace_to_spaces(text: str) -> str:
+    """``text`` with every Unicode whitespace character that clang accepts as whitespace
+    (``UNICODE_WHITESPACE``) replaced by one space, except inside string and character literals.
+    Length and lines are preserved (one character for one), so coordinates do not move."""
+    if not _UNICODE_WS.search(text):
+        return text
+    out, pos = [], 0
+    for m in _LITERAL_OR_COMMENT.finditer(text):
+        out.append(_UNICODE_WS.sub(" ", text[pos:m.start()]))
+        tok = m.group(0)
+        out.append(tok if tok[0] in "\"'" else _UNICODE_WS.sub(" ", tok))
+        pos = m.end()
+    out.append(_UNICODE_WS.sub(" ", text[pos:]))
+    return "".join(out)
+
+
 def blank(text: str) -> str:
     """Spaces for every character of ``text`` except newlines."""
     return re.sub(r"[^\n]", " ", text)
@@ -330,4 +360,4 @@ def _safe_eval(node) -> int:
 
 def preprocess(text: str, path: str, predefined: dict[str, str] | None = None) -> Preprocessed:
     """Blank comments and directives (length preserving) and collect the preamble."""
-    return _Preprocessor(text, path, predefined or {}).run()
+    return _Preprocessor(unicode_whitespace_to_spaces(text), path, predefined or {}).run()

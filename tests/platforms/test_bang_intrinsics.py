@@ -710,6 +710,63 @@ src = """__mlu_global__ void k_bf16(float *out, bfloat16_t *outb, const float *i
 add(Case("__bang_float2bfloat16+__bang_bfloat162float", "conv", src, "k_bf16", [np.zeros(N, F), np.zeros(N, BF16), xb, N],
          lambda o: (close(o[1], xb.astype(BF16)), close(o[0], xb.astype(BF16).astype(F))), 2))
 
+# 32-bit integer <-> float (BG §3.30, §5.1): int32 -> float rounds above 2^24 by the suffix; the
+# unsuffixed __bang_int322float and mmcv's __bang_int2float round to nearest even (design choice).
+def i2f_ref(x, fix, mode):
+    """int32 * 2^fix -> float32 with a rounding mode, by exact bracketing (x * 2^fix is exact in float64)."""
+    out = []
+    for v in x.astype(np.float64) * 2.0 ** fix:
+        f = np.float32(v)                     # nearest even
+        fv = float(f)
+        if fv == v:
+            out.append(f)
+            continue
+        lo = f if fv < v else np.nextafter(f, np.float32(-np.inf))
+        hi = f if fv > v else np.nextafter(f, np.float32(np.inf))
+        lv, uv = float(lo), float(hi)
+        tie = v - lv == uv - v
+        r = {"rn": f, "tz": lo if v > 0 else hi, "oz": hi if v > 0 else lo, "up": hi, "dn": lo,
+             "rd": (hi if v > 0 else lo) if tie else (lo if v - lv < uv - v else hi)}[mode]
+        out.append(r)
+    return np.array(out, F)
+
+
+xi = RNG.integers(-2 ** 31, 2 ** 31 - 1, N, endpoint=True).astype(np.int32)
+xi[:12] = np.array([2 ** 24 + 1, 2 ** 24 + 3, -(2 ** 24 + 1), -(2 ** 24 + 3), 2 ** 25 + 2, 2 ** 25 + 1,
+                    2 ** 31 - 1, -2 ** 31, 0, 7, -7, 2 ** 24 - 1], np.int32)   # ties, carry to 2^31, exact
+for fix in (0, -3):
+    for mode in ("", "_tz", "_oz", "_up", "_dn", "_rd", "_rn", "int2float"):
+        name = "__bang_int2float" if mode == "int2float" else f"__bang_int322float{mode}"
+        kn = f"k_{name.strip('_')}_{-fix}"
+        src = f"""__mlu_global__ void {kn}(float *out, const int *in, int n) {{
+  __nram__ int a[256];
+  __nram__ float d[256];
+  __memcpy(a, in, n * sizeof(int), GDRAM2NRAM);
+  {name}(d, a, n, {fix});
+  __memcpy(out, d, n * sizeof(float), NRAM2GDRAM);
+}}"""
+        ref = i2f_ref(xi, fix, mode[1:] if mode.startswith("_") else "rn")
+        add(Case(f"{name}[fix={fix}]", "conv", src, kn, [np.zeros(N, F), xi, N],
+                 (lambda ref: lambda o: close(o[0], ref))(ref)))
+for name, sdt in (("float2int32", F), ("half2int32", Hf), ("float2int", F)):
+    for mode, fn in (("tz", np.trunc), ("oz", lambda v: np.sign(v) * np.ceil(np.abs(v))), ("up", np.ceil),
+                     ("dn", np.floor), ("rd", lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5)), ("rn", np.rint)):
+        x = rand(sdt, lo=-40, hi=40)
+        big = 6e9 if sdt == F else 60000.0    # float: saturates int32 after scaling by 4
+        x[:6] = np.array([0.625, -0.625, 0.375, -0.375, big, -big], sdt)  # ties after scaling by 4, saturation
+        fix = -2
+        kn = f"k_{name}_{mode}"
+        src = f"""__mlu_global__ void {kn}(int *out, const {ct(sdt)} *in, int n) {{
+  __nram__ {ct(sdt)} a[256];
+  __nram__ int d[256];
+  __memcpy(a, in, n * sizeof({ct(sdt)}), GDRAM2NRAM);
+  __bang_{name}_{mode}(d, a, n, {fix});
+  __memcpy(out, d, n * sizeof(int), NRAM2GDRAM);
+}}"""
+        ref = np.clip(fn(x.astype(np.float64) * 2.0 ** -fix), -2 ** 31, 2 ** 31 - 1).astype(np.int32)
+        add(Case(f"__bang_{name}_{mode}", "conv", src, kn, [np.zeros(N, np.int32), x, N],
+                 (lambda ref: lambda o: close(o[0], ref))(ref)))
+
 # ------------------------------------------------------------------------------ fills
 src = """__mlu_global__ void k_fill(float *o1, half *o2, int *o3, short *o4, float *o5, float *o6, float *o7, float *o8) {
   __nram__ float f[256];

@@ -66,7 +66,11 @@
 #ifndef XP_CLANG_PARSE
 #define __mlu_global__
 #define __mlu_entry__
-#define __mlu_func__ inline
+// __mlu_func__ is an attribute in cncc (mlu_device, always_inline), not the 'inline' keyword:
+// 'template <...> __mlu_func__ inline T f()' is valid BANG C (mmcv's helpers), which a
+// '#define __mlu_func__ inline' would turn into g++'s "duplicate 'inline'" error. The unit
+// is one translation unit, so a non-inline definition is fine.
+#define __mlu_func__ __attribute__((unused))
 #define __mlu_device__
 #define __mlu_host__
 #define __mlu_const__

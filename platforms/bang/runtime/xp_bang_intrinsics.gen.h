@@ -1275,6 +1275,264 @@ inline void __bang_float2bfloat16(bfloat16_t *dst, const float *src, unsigned in
   }
 }
 
+// __bang_int322float [convert.toml] BG §3.30: dst = src * 2^fix_position
+inline void __bang_int322float(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int322float", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int322float", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = (float)((double)src[i] * xpb::exp2i(fix_position));
+  }
+}
+
+// __bang_int2float [convert.toml] mmcv 1.x common_mlu_helper.hpp (name of __bang_int322float there): dst = src * 2^fix_position
+inline void __bang_int2float(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int2float", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int2float", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = (float)((double)src[i] * xpb::exp2i(fix_position));
+  }
+}
+
+// __bang_int322float_tz [convert.toml] BG §3.30, §5.1: dst = round_tz(src * 2^fix_position) to float
+inline void __bang_int322float_tz(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int322float_tz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int322float_tz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    double xpb_v = (double)src[i] * xpb::exp2i(fix_position);
+    int xpb_e = 0;
+    frexp(xpb_v, &xpb_e);
+    int xpb_q = xpb_e - 24 < -149 ? -149 : xpb_e - 24;
+    dst[i] = (float)ldexp(xpb::round_int(ldexp(xpb_v, -xpb_q), xpb::TZ), xpb_q);
+  }
+}
+
+// __bang_int322float_oz [convert.toml] BG §3.30, §5.1: dst = round_oz(src * 2^fix_position) to float
+inline void __bang_int322float_oz(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int322float_oz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int322float_oz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    double xpb_v = (double)src[i] * xpb::exp2i(fix_position);
+    int xpb_e = 0;
+    frexp(xpb_v, &xpb_e);
+    int xpb_q = xpb_e - 24 < -149 ? -149 : xpb_e - 24;
+    dst[i] = (float)ldexp(xpb::round_int(ldexp(xpb_v, -xpb_q), xpb::OZ), xpb_q);
+  }
+}
+
+// __bang_int322float_up [convert.toml] BG §3.30, §5.1: dst = round_up(src * 2^fix_position) to float
+inline void __bang_int322float_up(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int322float_up", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int322float_up", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    double xpb_v = (double)src[i] * xpb::exp2i(fix_position);
+    int xpb_e = 0;
+    frexp(xpb_v, &xpb_e);
+    int xpb_q = xpb_e - 24 < -149 ? -149 : xpb_e - 24;
+    dst[i] = (float)ldexp(xpb::round_int(ldexp(xpb_v, -xpb_q), xpb::UP), xpb_q);
+  }
+}
+
+// __bang_int322float_dn [convert.toml] BG §3.30, §5.1: dst = round_dn(src * 2^fix_position) to float
+inline void __bang_int322float_dn(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int322float_dn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int322float_dn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    double xpb_v = (double)src[i] * xpb::exp2i(fix_position);
+    int xpb_e = 0;
+    frexp(xpb_v, &xpb_e);
+    int xpb_q = xpb_e - 24 < -149 ? -149 : xpb_e - 24;
+    dst[i] = (float)ldexp(xpb::round_int(ldexp(xpb_v, -xpb_q), xpb::DN), xpb_q);
+  }
+}
+
+// __bang_int322float_rd [convert.toml] BG §3.30, §5.1: dst = round_rd(src * 2^fix_position) to float
+inline void __bang_int322float_rd(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int322float_rd", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int322float_rd", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    double xpb_v = (double)src[i] * xpb::exp2i(fix_position);
+    int xpb_e = 0;
+    frexp(xpb_v, &xpb_e);
+    int xpb_q = xpb_e - 24 < -149 ? -149 : xpb_e - 24;
+    dst[i] = (float)ldexp(xpb::round_int(ldexp(xpb_v, -xpb_q), xpb::RD), xpb_q);
+  }
+}
+
+// __bang_int322float_rn [convert.toml] BG §3.30, §5.1: dst = round_rn(src * 2^fix_position) to float
+inline void __bang_int322float_rn(float *dst, const int *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_int322float_rn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_int322float_rn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    double xpb_v = (double)src[i] * xpb::exp2i(fix_position);
+    int xpb_e = 0;
+    frexp(xpb_v, &xpb_e);
+    int xpb_q = xpb_e - 24 < -149 ? -149 : xpb_e - 24;
+    dst[i] = (float)ldexp(xpb::round_int(ldexp(xpb_v, -xpb_q), xpb::RN), xpb_q);
+  }
+}
+
+// __bang_float2int32_tz [convert.toml] BG §3.30: dst = saturate(round_tz(src / 2^fix_position))
+inline void __bang_float2int32_tz(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int32_tz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int32_tz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::TZ));
+  }
+}
+
+// __bang_float2int32_oz [convert.toml] BG §3.30: dst = saturate(round_oz(src / 2^fix_position))
+inline void __bang_float2int32_oz(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int32_oz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int32_oz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::OZ));
+  }
+}
+
+// __bang_float2int32_up [convert.toml] BG §3.30: dst = saturate(round_up(src / 2^fix_position))
+inline void __bang_float2int32_up(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int32_up", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int32_up", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::UP));
+  }
+}
+
+// __bang_float2int32_dn [convert.toml] BG §3.30: dst = saturate(round_dn(src / 2^fix_position))
+inline void __bang_float2int32_dn(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int32_dn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int32_dn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::DN));
+  }
+}
+
+// __bang_float2int32_rd [convert.toml] BG §3.30: dst = saturate(round_rd(src / 2^fix_position))
+inline void __bang_float2int32_rd(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int32_rd", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int32_rd", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::RD));
+  }
+}
+
+// __bang_float2int32_rn [convert.toml] BG §3.30: dst = saturate(round_rn(src / 2^fix_position))
+inline void __bang_float2int32_rn(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int32_rn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int32_rn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::RN));
+  }
+}
+
+// __bang_half2int32_tz [convert.toml] BG §3.30: dst = saturate(round_tz(src / 2^fix_position))
+inline void __bang_half2int32_tz(int *dst, const half *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_half2int32_tz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_half2int32_tz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::TZ));
+  }
+}
+
+// __bang_half2int32_oz [convert.toml] BG §3.30: dst = saturate(round_oz(src / 2^fix_position))
+inline void __bang_half2int32_oz(int *dst, const half *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_half2int32_oz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_half2int32_oz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::OZ));
+  }
+}
+
+// __bang_half2int32_up [convert.toml] BG §3.30: dst = saturate(round_up(src / 2^fix_position))
+inline void __bang_half2int32_up(int *dst, const half *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_half2int32_up", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_half2int32_up", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::UP));
+  }
+}
+
+// __bang_half2int32_dn [convert.toml] BG §3.30: dst = saturate(round_dn(src / 2^fix_position))
+inline void __bang_half2int32_dn(int *dst, const half *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_half2int32_dn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_half2int32_dn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::DN));
+  }
+}
+
+// __bang_half2int32_rd [convert.toml] BG §3.30: dst = saturate(round_rd(src / 2^fix_position))
+inline void __bang_half2int32_rd(int *dst, const half *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_half2int32_rd", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_half2int32_rd", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::RD));
+  }
+}
+
+// __bang_half2int32_rn [convert.toml] BG §3.30: dst = saturate(round_rn(src / 2^fix_position))
+inline void __bang_half2int32_rn(int *dst, const half *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_half2int32_rn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_half2int32_rn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::RN));
+  }
+}
+
+// __bang_float2int_tz [convert.toml] mmcv 1.x common_mlu_helper.hpp (name of __bang_float2int32 there): dst = saturate(round_tz(src / 2^fix_position))
+inline void __bang_float2int_tz(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int_tz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int_tz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::TZ));
+  }
+}
+
+// __bang_float2int_oz [convert.toml] mmcv 1.x common_mlu_helper.hpp (name of __bang_float2int32 there): dst = saturate(round_oz(src / 2^fix_position))
+inline void __bang_float2int_oz(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int_oz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int_oz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::OZ));
+  }
+}
+
+// __bang_float2int_up [convert.toml] mmcv 1.x common_mlu_helper.hpp (name of __bang_float2int32 there): dst = saturate(round_up(src / 2^fix_position))
+inline void __bang_float2int_up(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int_up", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int_up", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::UP));
+  }
+}
+
+// __bang_float2int_dn [convert.toml] mmcv 1.x common_mlu_helper.hpp (name of __bang_float2int32 there): dst = saturate(round_dn(src / 2^fix_position))
+inline void __bang_float2int_dn(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int_dn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int_dn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::DN));
+  }
+}
+
+// __bang_float2int_rd [convert.toml] mmcv 1.x common_mlu_helper.hpp (name of __bang_float2int32 there): dst = saturate(round_rd(src / 2^fix_position))
+inline void __bang_float2int_rd(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int_rd", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int_rd", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::RD));
+  }
+}
+
+// __bang_float2int_rn [convert.toml] mmcv 1.x common_mlu_helper.hpp (name of __bang_float2int32 there): dst = saturate(round_rn(src / 2^fix_position))
+inline void __bang_float2int_rn(int *dst, const float *src, unsigned int count, int fix_position) {
+  xpb::operand("__bang_float2int_rn", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2int_rn", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    dst[i] = xpb::from_f64<int>(xpb::round_int(xpb::f64(src[i]) * xpb::exp2i(-fix_position), xpb::RN));
+  }
+}
+
 // __memcpy [data_movement.toml] BG §3.1.2: 1-D copy, dst[0..size) = src[0..size)
 inline void __memcpy(void *dst, const void *src, unsigned int size, mluMemcpyDirection_t dir) {
   xpb::check_direction("__memcpy", dst, src, dir);
