@@ -43,7 +43,7 @@ from .driver import ParsedUnit
 
 TEMPLATE_KINDS = frozenset({"FUNCTION_TEMPLATE", "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"})
 RECORD_KINDS = frozenset({"STRUCT_DECL", "CLASS_DECL"})
-FUNCTION_KINDS = frozenset({"FUNCTION_DECL", "CXX_METHOD"})
+FUNCTION_KINDS = frozenset({"FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR"})
 IDENTITY_CALLS = frozenset({"forward", "move"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -194,6 +194,7 @@ class Inst:
     bindings: dict[str, str] = field(default_factory=dict)
     owner: "Inst | None" = None
     methods: list["Inst"] = field(default_factory=list)
+    const_args: dict = field(default_factory=dict)   # parameter index -> function name it is bound to
 
 
 def _kind(c) -> str:
@@ -212,7 +213,9 @@ class Monomorphiser:
         self.names: set[str] = set()
         self.order: list[Inst] = []
         self.work: list[Inst] = []
-        self.user_records_with_methods: set[str] = set()
+        self.uses: dict[int, list[Inst]] = {}   # id(instance) -> function instances its body uses
+        self.current: Inst | None = None
+        self.const_uses: dict[str, list[Inst]] = {}
 
     # -- discovery ------------------------------------------------------------------------------
     def user(self, c) -> bool:
@@ -273,10 +276,12 @@ class Monomorphiser:
         return any(_kind(c) in ("CXX_METHOD", "CONSTRUCTOR", "FUNCTION_TEMPLATE", "CONVERSION_FUNCTION")
                    for c in d.get_children())
 
-    def need_function(self, d) -> Inst | None:
+    def need_function(self, d, call=None) -> Inst | None:
         if d is None or _kind(d) not in FUNCTION_KINDS or not self.user(d):
             return None
-        k = self.key(d)
+        if _kind(d) == "CONSTRUCTOR" and (d.is_copy_constructor() or d.is_move_constructor()):
+            return None   # copies are C struct assignments (kernels' copy constructors copy fields)
+        k, const_args = self.call_key(d, call)
         if k in self.insts:
             return self.insts[k]
         parent = d.semantic_parent
@@ -288,19 +293,49 @@ class Monomorphiser:
             pat = pattern if pattern is not None else d
             if _kind(pat) == "FUNCTION_TEMPLATE":
                 _unsupported(d, "member function templates")
-            inst = Inst("method", d, pat, self.fresh(f"{owner.name}__{d.spelling}"), owner=owner)
+            base = f"{owner.name}__ctor" if _kind(d) == "CONSTRUCTOR" else f"{owner.name}__{d.spelling}"
+            inst = Inst("method", d, pat, self.fresh(base), owner=owner)
             inst.bindings = dict(owner.bindings)
             owner.methods.append(inst)
         else:
             if not self.user(pattern):
                 return None
-            args = self.template_args(d)
+            args = self.template_args(d) + [fn for _, fn in sorted(const_args.items())]
             inst = Inst("function", d, pattern, self.fresh("_".join([d.spelling, *[sanitize(a) for a in args]])))
-            inst.bindings = self.bind(pattern, d, args)
+            inst.bindings = self.bind(pattern, d, self.template_args(d))
+            inst.const_args = const_args
+            self.uses[id(inst)] = list(self.const_uses.get(self.key(d), []))
         self.insts[k] = inst
         self.order.append(inst)
         self.work.append(inst)
         return inst
+
+    def call_key(self, d, call) -> tuple[str, dict]:
+        """The instance key of a use of ``d``; a template specialisation called with a function
+        as a function-pointer argument (``launch(kernel, ...)``) is specialised on that function
+        too, so that what it calls or launches through the parameter is known."""
+        k = self.key(d)
+        if call is None or _kind(call) != "CALL_EXPR" or specialized_template(d) is None or \
+                _kind(d) != "FUNCTION_DECL":
+            return k, {}
+        const_args = {}
+        params = list(d.get_arguments())
+        for i, a in enumerate(call.get_arguments()):
+            if i >= len(params):
+                break
+            t = params[i].type.get_canonical()
+            if t.kind.name != "POINTER" or t.get_pointee().kind.name not in ("FUNCTIONPROTO", "FUNCTIONNOPROTO"):
+                continue
+            fn = _function_named(a)
+            if fn is None:
+                continue
+            inst = self.need_function(fn, None)
+            const_args[i] = inst.name if inst is not None else fn.spelling
+            if inst is not None:
+                self.const_uses.setdefault(k, []).append(inst)
+        if not const_args:
+            return k, {}
+        return k + "|" + "|".join(f"{i}={n}" for i, n in sorted(const_args.items())), const_args
 
     def template_args(self, d) -> list[str]:
         out = []
@@ -375,16 +410,26 @@ class Monomorphiser:
 
     def scan(self, root) -> None:
         """Everything under ``root`` that needs an instance."""
+        callees: set = set()
         for c in root.walk_preorder():
             k = _kind(c)
+            if k == "CALL_EXPR":
+                kids = list(c.get_children())
+                callee = kids[0] if kids else None
+                while callee is not None and _kind(callee) == "UNEXPOSED_EXPR":
+                    inner = list(callee.get_children())
+                    callee = inner[0] if len(inner) == 1 else None
+                if callee is not None:
+                    callees.add(callee.hash)
+            elif c.hash in callees:
+                continue   # named as the callee of a call: instantiated with the call's arguments
             if k in ("CALL_EXPR", "DECL_REF_EXPR", "MEMBER_REF_EXPR", "OVERLOADED_DECL_REF"):
                 r = c.referenced
                 if r is not None:
                     if _kind(r) in FUNCTION_KINDS:
-                        self.need_function(r)
-                    elif _kind(r) == "CONSTRUCTOR" and self.user(r) and not r.is_copy_constructor() \
-                            and not r.is_move_constructor() and not r.is_default_constructor():
-                        _unsupported(c, f"constructor of '{r.semantic_parent.spelling}'")
+                        got = self.need_function(r, c)
+                        if got is not None and self.current is not None and got.kind != "record":
+                            self.uses.setdefault(id(self.current), []).append(got)
                     elif _kind(r) == "CONVERSION_FUNCTION" and self.user(r):
                         _unsupported(c, "conversion operators")
             if k in ("VAR_DECL", "PARM_DECL", "FIELD_DECL", "CXX_FUNCTIONAL_CAST_EXPR", "CALL_EXPR",
@@ -407,7 +452,9 @@ class Monomorphiser:
             self.scan(c)
         while self.work:
             inst = self.work.pop()
+            self.current = inst
             self.scan(inst.decl)
+        self.current = None
         return True
 
     def top_level(self):
@@ -427,6 +474,21 @@ class Monomorphiser:
     def is_template_text(self, c) -> bool:
         s, _ = _rng(c)
         return self.text.startswith("template", s) and not self.text[s + 8:s + 9].isalnum()
+
+
+def _function_named(expr):
+    """The function an argument names (``k``, ``&k``, ``k<T>``), else None."""
+    c = expr
+    for _ in range(6):
+        k = _kind(c)
+        if k == "DECL_REF_EXPR":
+            r = c.referenced
+            return r if r is not None and _kind(r) == "FUNCTION_DECL" else None
+        kids = list(c.get_children())
+        if k not in ("UNEXPOSED_EXPR", "PAREN_EXPR", "UNARY_OPERATOR") or len(kids) != 1:
+            return None
+        c = kids[0]
+    return None
 
 
 def monomorphise(unit: ParsedUnit, rw) -> None:
@@ -471,6 +533,8 @@ def _ctype(m: Monomorphiser, t, name: str = "") -> str:
         if p.kind.name in ("CONSTANTARRAY", "INCOMPLETEARRAY"):
             return _ctype(m, p, f"(*{q}{name})")
         return f"{_ctype(m, p)} *{q}{name}"
+    if k in ("UNEXPOSED", "AUTO", "DECLTYPE", "TYPEOF") and t.get_canonical().kind.name != k:
+        return _ctype(m, t.get_canonical(), name)
     if k == "CONSTANTARRAY":
         return _ctype(m, t.element_type, f"{name}[{t.element_count}]")
     if k == "INCOMPLETEARRAY":
@@ -682,22 +746,25 @@ class Printer:
             return "(" + self.node(args[0], sc, c) + ")"
         if _kind(r) in ("CXX_METHOD", "FUNCTION_DECL") and r.spelling.startswith("operator") and self.m.user(r):
             _unsupported(c, f"overloaded '{r.spelling}'")
-        inst = self.m.insts.get(self.m.key(r)) if _kind(r) in FUNCTION_KINDS else None
+        inst = self.m.insts.get(self.m.call_key(r, c)[0]) if _kind(r) in FUNCTION_KINDS else None
         if inst is None:
             if not self.m.user(r) and _kind(r) in FUNCTION_KINDS and r.semantic_parent is not None \
                     and _kind(r.semantic_parent) in RECORD_KINDS | {"CLASS_TEMPLATE"} and r.is_static_method():
                 return evaluate(c)   # std::numeric_limits<T>::max() and the like
             return None
-        ref_params = [p.type.kind.name == "LVALUEREFERENCE" and not p.type.get_pointee().is_const_qualified()
-                      for p in r.get_arguments()]
+        ref_params = [self.by_pointer(p) for p in r.get_arguments()]
+        if _kind(r) == "CONSTRUCTOR":
+            return self.construct(c, inst, args, sc)
         method_call = inst.kind == "method" and not r.is_static_method()
-        if not method_call and not any(ref_params):
+        if not method_call and not any(ref_params) and not inst.const_args:
             return None   # the callee is renamed where it is named (launch configurations stay)
         callee = list(c.get_children())[0]
         if "<<<" in self.text[callee.extent.end.offset:args[0].extent.start.offset if args else c.extent.end.offset]:
             _unsupported(c, "a kernel with reference parameters")
         rendered = []
         for i, a in enumerate(args):
+            if i in inst.const_args:
+                continue
             txt = self.node(a, sc, c)
             rendered.append(f"&({txt})" if i < len(ref_params) and ref_params[i] else txt)
         if method_call:
@@ -715,7 +782,17 @@ class Printer:
                 this = objtxt if "->" in between else f"&({objtxt})"
             rendered.insert(0, this)
             return f"{inst.name}({', '.join(rendered)})"
-        return f"{self.node(callee, sc, c)}({', '.join(rendered)})"
+        return f"{inst.name}({', '.join(rendered)})"
+
+    def construct(self, c, inst: Inst, args, sc: Scope) -> str:
+        """``T(a)``, ``T x(a)``, ``T x{a}`` -> ``T__ctor(a)``, ``x = T__ctor(a)``."""
+        rendered = ", ".join(self.node(a, sc, c) for a in args)
+        s, _ = _rng(c)
+        m = _IDENT.match(self.text, s)
+        call = f"{inst.name}({rendered})"
+        if m and m.group(0) != inst.decl.spelling and m.group(0) != inst.owner.decl.spelling:
+            return f"{m.group(0)} = {call}"    # a direct-initialised variable: its name comes first
+        return call
 
     # -- instances ----------------------------------------------------------------------------------
     def scope_for(self, inst: Inst) -> Scope:
@@ -726,16 +803,26 @@ class Printer:
         for p in parms:
             counts[_rng(p)] = counts.get(_rng(p), 0) + 1
         seen: dict[tuple, int] = {}
-        for p in parms:
+        for i, p in enumerate(parms):
+            if i in inst.const_args:
+                sc.params[p.hash] = (inst.const_args[i], False)
+                continue
             r = _rng(p)
             name = p.spelling or f"__xp_unnamed{len(sc.params)}"
             if counts[r] > 1 or self.pack_param(p):
                 j = seen.get(r, 0)
                 seen[r] = j + 1
                 name = f"{name}_{j}"
-            by_pointer = p.type.kind.name == "LVALUEREFERENCE" and not p.type.get_pointee().is_const_qualified()
-            sc.params[p.hash] = (name, by_pointer)
+            sc.params[p.hash] = (name, self.by_pointer(p))
         return sc
+
+    def by_pointer(self, p) -> bool:
+        """A non-const lvalue reference parameter becomes a pointer; a forwarding reference
+        (``T &&`` of a template parameter, also when it bound an lvalue) is passed by value."""
+        if p.type.kind.name != "LVALUEREFERENCE" or p.type.get_pointee().is_const_qualified():
+            return False
+        s, e = _rng(p)
+        return "&&" not in self.text[s:e]
 
     def pack_param(self, p) -> bool:
         s, e = _rng(p)
@@ -768,8 +855,11 @@ class Printer:
         # the parameter list: printed from the instance (packs expanded, references lowered)
         open_paren = self.text.find("(", name_at + len(d.spelling))
         close_paren = self.close_paren(open_paren)
-        plist = [self.param_text(p, sc) for p in parms]
-        if inst.kind == "method" and not d.is_static_method():
+        plist = [self.param_text(p, sc) for i, p in enumerate(parms) if i not in inst.const_args]
+        ctor = _kind(d) == "CONSTRUCTOR"
+        if ctor:
+            sc.points[name_at] = (len(d.spelling), f"{inst.owner.name} {inst.name}")
+        if inst.kind == "method" and not d.is_static_method() and not ctor:
             const = "const " if d.is_const_method() else ""
             plist.insert(0, f"{const}{inst.owner.name} *this_")
         lines = self.text.count("\n", open_paren, close_paren)
@@ -781,12 +871,57 @@ class Printer:
             tail = self.text[close_paren + 1:body.extent.start.offset]
             for tok in re.finditer(r"\b(const|override|final|noexcept)\b", tail):
                 sc.points[close_paren + 1 + tok.start()] = (len(tok.group(0)), "")
+        inits = []
+        if ctor:
+            inits = self.member_inits(d, close_paren, body, sc)
         if signature_only:
             sig = self.gap(start, body.extent.start.offset, sc)
             return " ".join(sig.split()) + ";"
-        text = self.gap(start, body.extent.start.offset, sc) + self.node(body, sc, d) + \
+        body_text = self.node(body, sc, d)
+        if ctor:
+            owner = inst.owner.name
+            first = body_text.index("{") + 1
+            last = body_text.rindex("}")
+            body_text = (body_text[:first] + f" {owner} self_; {owner} *this_ = &self_; " +
+                         " ".join(f"this_->{f} = {v};" for f, v in inits) + body_text[first:last] +
+                         " return self_; " + body_text[last:])
+        text = self.gap(start, body.extent.start.offset, sc) + body_text + \
             self.gap(body.extent.end.offset, pe, sc)
         return "\n" * self.text.count("\n", ps, start) + text
+
+    def member_inits(self, d, close_paren: int, body, sc: Scope) -> list[tuple[str, str]]:
+        """``: a(x), b{y}`` of a constructor -> [(field, value)]; the list itself is blanked."""
+        bs = body.extent.start.offset
+        region = self.text[close_paren + 1:bs]
+        sc.points[close_paren + 1] = (len(region), "".join("\n" if ch == "\n" else " " for ch in region))
+        kids = list(d.get_children())
+        out = []
+        for k in kids:
+            if _kind(k) == "MEMBER_REF":
+                ke = k.extent.end.offset
+                m = re.compile(r"\s*([({])").match(self.text, ke)
+                if not m:
+                    continue
+                open_ = m.end() - 1
+                close = self.close_bracket(open_)
+                inner = [x for x in kids if open_ < x.extent.start.offset < close]
+                out.append((k.spelling, "(" + self.span(open_ + 1, close, inner, sc, d).strip() + ")"))
+            elif _kind(k) in ("TYPE_REF", "TEMPLATE_REF") and close_paren < k.extent.start.offset < bs:
+                _unsupported(k, "base class initialisers")
+        return out
+
+    def close_bracket(self, i: int) -> int:
+        pairs = {"(": ")", "{": "}", "[": "]"}
+        stack = []
+        for j in range(i, len(self.text)):
+            ch = self.text[j]
+            if ch in pairs:
+                stack.append(pairs[ch])
+            elif stack and ch == stack[-1]:
+                stack.pop()
+                if not stack:
+                    return j
+        return len(self.text) - 1
 
     def close_paren(self, i: int) -> int:
         depth = 0
@@ -854,6 +989,13 @@ class Printer:
                 copies.append(self.function(inst))
         if not copies:
             return "\n" * self.text.count("\n", s, e)
+        later = []
+        for inst in insts:
+            for used in self.m.uses.get(id(inst), []):
+                if used.kind == "function" and used.pattern.extent.start.offset >= e and used not in later:
+                    later.append(used)
+        if later:   # used here, defined further down (C++ instantiates at the end of the file)
+            copies[0] = " ".join(self.function(x, signature_only=True) for x in later) + " " + copies[0]
         first = copies[0]
         rest = [" ".join(ln for ln in c.split("\n") if not ln.lstrip().startswith("#")) for c in copies[1:]]
         out = first.rstrip("\n")
