@@ -88,8 +88,21 @@ def _lib():
 
 
 def specialized_template(c):
+    """The template ``c`` was instantiated from: its definition when it has one (clang may
+    answer with a forward declaration)."""
     t = _lib().clang_getSpecializedCursorTemplate(c)
-    return None if t is None or t.kind.is_invalid() else t
+    if t is None or t.kind.is_invalid():
+        return None
+    if not any(k.kind.name == "COMPOUND_STMT" for k in t.get_children()):
+        d = t.get_definition()
+        if d is not None and not d.kind.is_invalid():
+            return d
+        usr = t.get_usr()
+        for k in t.translation_unit.cursor.walk_preorder() if usr and t.kind.name == "FUNCTION_TEMPLATE" else ():
+            if k.kind.name == "FUNCTION_TEMPLATE" and k.get_usr() == usr and \
+                    any(x.kind.name == "COMPOUND_STMT" for x in k.get_children()):
+                return k
+    return t
 
 
 def evaluate(c) -> str | None:
@@ -565,6 +578,7 @@ class Scope:
     bindings: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)     # PARM_DECL hash -> (name, by_pointer)
     points: dict = field(default_factory=dict)     # offset -> (length, replacement)
+    packs: dict = field(default_factory=dict)      # pack name -> its elements (C text)
 
 
 _ATTR = re.compile(r"\[\[[^\[\]]*\]\]")
@@ -593,9 +607,48 @@ class Printer:
             return ""
         t = self.rw.render(a, b) if any(a <= e.start and e.end <= b for e in self.rw.edits) else self.text[a:b]
         t = _ATTR.sub(lambda mm: " " * len(mm.group(0)), strip_comments(t))
+        if sc.packs and "..." in t:
+            t = self.expand_packs(t, sc.packs)
         if sc.bindings:
             t = self.subst(t, sc.bindings)
+        if sc.inst is not None and "std::" in t:
+            # text clang did not give as cursors (macro arguments): identity calls by spelling
+            t = re.sub(r"\bstd\s*::\s*(?:forward\s*<[^<>()]*>|move)\s*\(", "(", t)
         return t
+
+    @staticmethod
+    def expand_packs(t: str, packs: dict) -> str:
+        """``pattern...`` in text (a macro's arguments, where clang gives no cursors) -> the
+        pattern once per pack element."""
+        out, pos = [], 0
+        for mm in re.finditer(r"\.\.\.", t):
+            i = mm.start()
+            if i < pos or re.search(r"sizeof\s*$", t[:i]):
+                continue
+            depth, j = 0, i - 1
+            while j >= pos:
+                ch = t[j]
+                if ch in ")]>":
+                    depth += 1
+                elif ch in "([<":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif ch in ",;{" and depth == 0:
+                    break
+                j -= 1
+            pattern = t[j + 1:i]
+            names = [w for w in packs if re.search(r"\b" + re.escape(w) + r"\b", pattern)]
+            if not names:
+                continue
+            n = len(packs[names[0]])
+            copies = [Printer.subst(pattern, {w: packs[w][k] for w in names if k < len(packs[w])})
+                      for k in range(n)]
+            out.append(t[pos:j + 1])
+            out.append(", ".join(c.strip() for c in copies))
+            pos = mm.end()
+        out.append(t[pos:])
+        return "".join(out)
 
     @staticmethod
     def subst(t: str, bindings: dict) -> str:
@@ -806,6 +859,8 @@ class Printer:
         for i, p in enumerate(parms):
             if i in inst.const_args:
                 sc.params[p.hash] = (inst.const_args[i], False)
+                if p.spelling:
+                    sc.bindings[p.spelling] = inst.const_args[i]
                 continue
             r = _rng(p)
             name = p.spelling or f"__xp_unnamed{len(sc.params)}"
@@ -813,7 +868,15 @@ class Printer:
                 j = seen.get(r, 0)
                 seen[r] = j + 1
                 name = f"{name}_{j}"
-            sc.params[p.hash] = (name, self.by_pointer(p))
+                sc.packs.setdefault(p.spelling, []).append(name)
+                t = p.type.get_pointee() if p.type.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE") else p.type
+                tpack = _IDENT.search(self.text, r[0], r[1])
+                if tpack and tpack.group(0) != p.spelling:
+                    sc.packs.setdefault(tpack.group(0), []).append(_ctype(self.m, t))
+            by_pointer = self.by_pointer(p)
+            sc.params[p.hash] = (name, by_pointer)
+            if by_pointer and p.spelling and name == p.spelling:
+                sc.bindings[p.spelling] = f"(*{name})"
         return sc
 
     def by_pointer(self, p) -> bool:

@@ -1,0 +1,155 @@
+"""C++ route, templates and classes (platforms/common/cxx/instantiate.py): each source is refused
+by the subset reader (class templates, packs, member functions, constructors, if constexpr),
+read by clang, monomorphised from clang's own instantiations, and the lowered program computes
+what numpy says; what cannot be expressed is refused with its position (XP1310)."""
+import numpy as np
+import pytest
+
+from xpiler.errors import SourceError
+from xpiler.program import parse_source
+from xpiler.run import run_kernel
+
+POLICY_REDUCTION = r"""
+#include <cuda_runtime.h>
+#include <type_traits>
+enum class op_kind { SUM, MAX };
+template <op_kind K, typename T> struct combine;
+template <typename T, typename... Ts> inline constexpr bool one_of = (std::is_same_v<T, Ts> || ...);
+template <typename T> struct combine<op_kind::SUM, T> {
+    static constexpr int tag = 7;
+    static __device__ T apply(T a, T b) { return a + b; }
+    static __device__ T identity() {
+        if constexpr (std::is_same_v<T, float>) { return 0.0f; } else { return 0; }
+    }
+};
+template <typename T> struct combine<op_kind::MAX, T> {
+    static __device__ T apply(T a, T b) {
+        static_assert(one_of<T, float, int>, "unsupported");
+        return a > b ? a : b;
+    }
+    static __device__ T identity() { return -1000000; }
+};
+template <op_kind K, int width = 32, typename T>
+__device__ T warp_reduce(T v) {
+#pragma unroll
+    for (int o = width / 2; o > 0; o >>= 1) v = combine<K, T>::apply(v, __shfl_xor_sync(0xffffffff, v, o, width));
+    return v;
+}
+template <op_kind K, typename T>
+__global__ void rows(const T *x, T *out, int n, [[maybe_unused]] int unused) {
+    T acc = combine<K, T>::identity();
+    for (int j = threadIdx.x; j < n; j += 32) acc = combine<K, T>::apply(acc, x[blockIdx.x * n + j]);
+    acc = warp_reduce<K>(acc);
+    if (threadIdx.x == 0) out[blockIdx.x] = acc + (combine<op_kind::SUM, T>::tag - 7);
+}
+extern "C" void entry(const float *x, float *sums, int *maxes, const int *xi, int rows_, int n) {
+    float *dx, *ds; int *dxi, *dm;
+    cudaMalloc(&dx, rows_ * n * sizeof(float)); cudaMalloc(&ds, rows_ * sizeof(float));
+    cudaMalloc(&dxi, rows_ * n * sizeof(int)); cudaMalloc(&dm, rows_ * sizeof(int));
+    cudaMemcpy(dx, x, rows_ * n * sizeof(float), cudaMemcpyHostToDevice);
+    cudaMemcpy(dxi, xi, rows_ * n * sizeof(int), cudaMemcpyHostToDevice);
+    rows<op_kind::SUM><<<rows_, 32>>>(dx, ds, n, 0);
+    rows<op_kind::MAX><<<rows_, 32>>>(dxi, dm, n, 0);
+    cudaMemcpy(sums, ds, rows_ * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(maxes, dm, rows_ * sizeof(int), cudaMemcpyDeviceToHost);
+    cudaFree(dx); cudaFree(ds); cudaFree(dxi); cudaFree(dm);
+}
+"""
+
+STRUCTS_AND_LAUNCHER = r"""
+#include <hip/hip_runtime.h>
+#include <utility>
+struct launch_config {
+    dim3 grid; dim3 block; size_t shmem;
+    launch_config(const dim3 &g, const dim3 &b, int shmem_) : grid(g), block(b), shmem((size_t)shmem_) {}
+};
+template <typename T> struct accum {
+    T total; int count;
+    __device__ void add(T v) { total += v; count += 1; }
+    __device__ T mean() const { return count ? total / count : T(0); }
+};
+__device__ void bump(float &dst, float v) { dst += v; }
+template <typename T> __device__ T scaled(T v);
+template <typename T>
+__global__ void means(const T *x, T *out, int n, int k) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    accum<T> a{0, 0};
+    for (int j = 0; j < k; ++j) a.add(x[i * k + j]);
+    T m = a.mean();
+    bump(m, scaled(m));
+    out[i] = m;
+}
+template <typename T> __device__ T scaled(T v) { return v * 2; }
+template <typename Kernel, typename... Args>
+static void launch(Kernel kernel, const launch_config &cfg, Args &&...args) {
+    hipLaunchKernelGGL(kernel, cfg.grid, cfg.block, cfg.shmem, 0, std::forward<Args>(args)...);
+}
+extern "C" void entry(const float *x, float *out, int n, int k) {
+    float *dx, *dout;
+    hipMalloc(&dx, n * k * sizeof(float)); hipMalloc(&dout, n * sizeof(float));
+    hipMemcpy(dx, x, n * k * sizeof(float), hipMemcpyHostToDevice);
+    const launch_config cfg = launch_config((n + 63) / 64, 64, 0);
+    launch(means<float>, cfg, dx, dout, n, k);
+    hipMemcpy(out, dout, n * sizeof(float), hipMemcpyDeviceToHost);
+    hipFree(dx); hipFree(dout);
+}
+"""
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _lowered(path, platform):
+    program = parse_source(path.read_text(), platform, str(path))
+    assert "templates_and_classes" in program.facts.get("cxx_lowered", [])
+    return program
+
+
+def test_class_templates_partial_specialisations_if_constexpr_and_packs(tmp_path):
+    path = _write(tmp_path, "rows.cu", POLICY_REDUCTION)
+    program = _lowered(path, "cuda")
+    src = program.source
+    assert "template" not in src and "constexpr" not in src and "static_assert" not in src
+    assert src.count("\n") == POLICY_REDUCTION.count("\n")   # lines kept
+    assert "op_kind__SUM" in src   # scoped enum constants
+    rows_, n = 6, 70
+    rng = np.random.default_rng(1)
+    x = rng.random((rows_, n), dtype=np.float32)
+    xi = rng.integers(-50, 50, (rows_, n)).astype(np.int32)
+    sums = np.zeros(rows_, np.float32)
+    maxes = np.zeros(rows_, np.int32)
+    run_kernel(path, args=[x, sums, maxes, xi, rows_, n], program=program, source=program.source, strict=True)
+    np.testing.assert_allclose(sums, x.sum(axis=1), rtol=1e-5)
+    np.testing.assert_array_equal(maxes, xi.max(axis=1))
+
+
+def test_member_functions_constructors_references_and_a_variadic_launcher(tmp_path):
+    path = _write(tmp_path, "means.hip", STRUCTS_AND_LAUNCHER)
+    program = _lowered(path, "hip")
+    src = program.source
+    assert "this_->total += v" in src and "launch_config__ctor(" in src
+    n, k = 100, 5
+    x = np.random.default_rng(2).random((n, k), dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    run_kernel(path, args=[x, out, n, k], program=program, source=program.source, strict=True)
+    np.testing.assert_allclose(out, 3 * x.mean(axis=1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("body, line, what", [
+    ("auto f = [](float v) { return v * 2; };\n  out[0] = f(1.0f);", 4, "lambda"),
+    ("vec2 a{1, 2}, b{3, 4};\n  out[0] = (a + b).x;", 5, "operator"),
+])
+def test_what_cannot_be_expressed_is_refused_with_its_position(tmp_path, body, line, what):
+    text = ("template <class T> struct box { T v; };\n"
+            "struct vec2 { float x, y; __device__ vec2 operator+(const vec2 &o) const { return {x + o.x, y + o.y}; } };\n"
+            "__global__ void k(float *out) {\n"
+            f"  {body}\n}}\n")
+    path = _write(tmp_path, "bad.cu", text)
+    with pytest.raises(SourceError) as err:
+        parse_source(text, "cuda", str(path))
+    d = err.value.diagnostics[0]
+    assert d.code == "XP1310" and d.coord.line == line and what in d.message
