@@ -140,12 +140,13 @@ def test_member_functions_constructors_references_and_a_variadic_launcher(tmp_pa
 
 
 @pytest.mark.parametrize("body, line, what", [
-    ("auto f = [](float v) { return v * 2; };\n  out[0] = f(1.0f);", 4, "lambda"),
-    ("vec2 a{1, 2}, b{3, 4};\n  out[0] = (a + b).x;", 5, "operator"),
+    ("auto f = [](float v) { return v * 2; };\n  out[0] = f(1.0f);", 5, "lambda"),
+    ("vec2 a{1, 2}, b{3, 4};\n  out[0] = (a - b).x;", 6, "free function"),
 ])
 def test_what_cannot_be_expressed_is_refused_with_its_position(tmp_path, body, line, what):
     text = ("template <class T> struct box { T v; };\n"
-            "struct vec2 { float x, y; __device__ vec2 operator+(const vec2 &o) const { return {x + o.x, y + o.y}; } };\n"
+            "struct vec2 { float x, y; };\n"
+            "__device__ vec2 operator-(vec2 a, vec2 b) { return {a.x - b.x, a.y - b.y}; }\n"
             "__global__ void k(float *out) {\n"
             f"  {body}\n}}\n")
     path = _write(tmp_path, "bad.cu", text)
@@ -153,3 +154,50 @@ def test_what_cannot_be_expressed_is_refused_with_its_position(tmp_path, body, l
         parse_source(text, "cuda", str(path))
     d = err.value.diagnostics[0]
     assert d.code == "XP1310" and d.coord.line == line and what in d.message
+
+
+ACCESSORS_AND_OPERATORS = r"""
+#include <cuda_runtime.h>
+template <class T> struct SharedMemory {
+  __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }
+};
+template <class T> struct alignas(16) Packed4 {
+  T v[4];
+  __device__ T &operator[](int i) { return v[i]; }
+  __device__ const T &operator[](int i) const { return v[i]; }
+  __device__ Packed4 operator+(const Packed4 &o) const { Packed4 r; for (int i = 0; i < 4; i++) r.v[i] = v[i] + o.v[i]; return r; }
+};
+template <class T>
+__global__ void add4(const Packed4<T> *a, const Packed4<T> *b, T *out, int n) {
+  T *sdata = SharedMemory<T>();
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    Packed4<T> c = a[i] + b[i];
+    c[3] = c[3] * 2;
+    sdata[threadIdx.x] = c[0] + c[1] + c[2] + c[3];
+    out[i] = sdata[threadIdx.x];
+  }
+}
+extern "C" void entry(const float *a, const float *b, float *out, int n) {
+  Packed4<float> *da, *db; float *dout;
+  cudaMalloc(&da, n * sizeof(Packed4<float>)); cudaMalloc(&db, n * sizeof(Packed4<float>));
+  cudaMalloc(&dout, n * sizeof(float));
+  cudaMemcpy(da, a, n * 16, cudaMemcpyHostToDevice); cudaMemcpy(db, b, n * 16, cudaMemcpyHostToDevice);
+  add4<float><<<(n + 63) / 64, 64, 64 * sizeof(float)>>>(da, db, dout, n);
+  cudaMemcpy(out, dout, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(da); cudaFree(db); cudaFree(dout);
+}
+"""
+
+
+def test_shared_memory_accessor_and_vector_operators(tmp_path):
+    path = _write(tmp_path, "add4.cu", ACCESSORS_AND_OPERATORS)
+    program = _lowered(path, "cuda")
+    assert "Packed4_float__op_index(&(c), 3)" in program.source   # T &operator[] -> pointer
+    n = 100
+    rng = np.random.default_rng(3)
+    a = rng.random((n, 4), dtype=np.float32)
+    b = rng.random((n, 4), dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    run_kernel(path, args=[a, b, out, n], program=program, source=program.source, strict=True)
+    np.testing.assert_allclose(out, ((a + b) * np.array([1, 1, 1, 2], np.float32)).sum(axis=1), rtol=1e-5)

@@ -43,7 +43,23 @@ from .driver import ParsedUnit
 
 TEMPLATE_KINDS = frozenset({"FUNCTION_TEMPLATE", "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION"})
 RECORD_KINDS = frozenset({"STRUCT_DECL", "CLASS_DECL"})
-FUNCTION_KINDS = frozenset({"FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR"})
+FUNCTION_KINDS = frozenset({"FUNCTION_DECL", "CXX_METHOD", "CONSTRUCTOR", "CONVERSION_FUNCTION"})
+OPERATOR_NAMES = {"[]": "index", "()": "call", "+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod",
+                  "+=": "add_assign", "-=": "sub_assign", "*=": "mul_assign", "/=": "div_assign",
+                  "==": "eq", "!=": "ne", "<": "lt", ">": "gt", "<=": "le", ">=": "ge", "=": "assign",
+                  "&": "and", "|": "or", "^": "xor", "<<": "shl", ">>": "shr", "!": "not", "~": "compl",
+                  "++": "inc", "--": "dec", "&&": "land", "||": "lor"}
+
+
+def _member_name(d) -> str:
+    name = d.spelling
+    if d.kind.name == "CONVERSION_FUNCTION":
+        return "op_to_" + sanitize(d.result_type.spelling)
+    if name.startswith("operator"):
+        sym = name[len("operator"):].strip()
+        return "op_" + OPERATOR_NAMES.get(sym, sanitize(sym.encode().hex()))
+    return name
+
 IDENTITY_CALLS = frozenset({"forward", "move"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -285,6 +301,13 @@ class Monomorphiser:
             self.need_record(self.record_of_type(f.type))
         return inst
 
+    def written_body(self, d) -> bool:
+        for k in d.get_children():
+            if _kind(k) == "COMPOUND_STMT":
+                s, _ = _rng(k)
+                return self.text[s:s + 1] == "{"
+        return False
+
     def has_methods(self, d) -> bool:
         return any(_kind(c) in ("CXX_METHOD", "CONSTRUCTOR", "FUNCTION_TEMPLATE", "CONVERSION_FUNCTION")
                    for c in d.get_children())
@@ -294,6 +317,8 @@ class Monomorphiser:
             return None
         if _kind(d) == "CONSTRUCTOR" and (d.is_copy_constructor() or d.is_move_constructor()):
             return None   # copies are C struct assignments (kernels' copy constructors copy fields)
+        if _kind(d) == "CONSTRUCTOR" and not self.written_body(d):
+            return None   # an implicit constructor: nothing runs (fields are left as C leaves them)
         k, const_args = self.call_key(d, call)
         if k in self.insts:
             return self.insts[k]
@@ -306,9 +331,11 @@ class Monomorphiser:
             pat = pattern if pattern is not None else d
             if _kind(pat) == "FUNCTION_TEMPLATE":
                 _unsupported(d, "member function templates")
-            base = f"{owner.name}__ctor" if _kind(d) == "CONSTRUCTOR" else f"{owner.name}__{d.spelling}"
+            base = f"{owner.name}__ctor" if _kind(d) == "CONSTRUCTOR" else f"{owner.name}__{_member_name(d)}"
             inst = Inst("method", d, pat, self.fresh(base), owner=owner)
             inst.bindings = dict(owner.bindings)
+            if owner.decl.spelling != owner.name:
+                inst.bindings[owner.decl.spelling] = owner.name   # the injected class name
             owner.methods.append(inst)
         else:
             if not self.user(pattern):
@@ -443,8 +470,6 @@ class Monomorphiser:
                         got = self.need_function(r, c)
                         if got is not None and self.current is not None and got.kind != "record":
                             self.uses.setdefault(id(self.current), []).append(got)
-                    elif _kind(r) == "CONVERSION_FUNCTION" and self.user(r):
-                        _unsupported(c, "conversion operators")
             if k in ("VAR_DECL", "PARM_DECL", "FIELD_DECL", "CXX_FUNCTIONAL_CAST_EXPR", "CALL_EXPR",
                      "CSTYLE_CAST_EXPR", "TYPE_REF", "UNEXPOSED_EXPR", "INIT_LIST_EXPR"):
                 try:
@@ -487,6 +512,20 @@ class Monomorphiser:
     def is_template_text(self, c) -> bool:
         s, _ = _rng(c)
         return self.text.startswith("template", s) and not self.text[s + 8:s + 9].isalnum()
+
+
+def _uses_this(method) -> bool:
+    """Whether a member function's body reads its object (fields, ``this``, other members)."""
+    for c in method.walk_preorder():
+        k = c.kind.name
+        if k == "CXX_THIS_EXPR":
+            return True
+        if k == "MEMBER_REF_EXPR" and c.location.offset == c.extent.start.offset:
+            r = c.referenced
+            if r is not None and (r.kind.name == "FIELD_DECL" or
+                                  (r.kind.name in ("CXX_METHOD", "CONVERSION_FUNCTION") and not r.is_static_method())):
+                return True
+    return False
 
 
 def _function_named(expr):
@@ -579,6 +618,7 @@ class Scope:
     params: dict = field(default_factory=dict)     # PARM_DECL hash -> (name, by_pointer)
     points: dict = field(default_factory=dict)     # offset -> (length, replacement)
     packs: dict = field(default_factory=dict)      # pack name -> its elements (C text)
+    ref_return: bool = False                       # the function returns a reference (a pointer in C)
 
 
 _ATTR = re.compile(r"\[\[[^\[\]]*\]\]")
@@ -587,6 +627,7 @@ _ATTR = re.compile(r"\[\[[^\[\]]*\]\]")
 class Printer:
     def __init__(self, m: Monomorphiser):
         self.m, self.rw, self.text = m, m.rw, m.text
+
 
     # -- text ---------------------------------------------------------------------------------------
     def gap(self, a: int, b: int, sc: Scope) -> str:
@@ -611,6 +652,8 @@ class Printer:
             t = self.expand_packs(t, sc.packs)
         if sc.bindings:
             t = self.subst(t, sc.bindings)
+        if "<" in t:
+            t = self.template_ids_in_text(t)
         if sc.inst is not None and "std::" in t:
             # text clang did not give as cursors (macro arguments): identity calls by spelling
             t = re.sub(r"\bstd\s*::\s*(?:forward\s*<[^<>()]*>|move)\s*\(", "(", t)
@@ -652,16 +695,22 @@ class Printer:
 
     @staticmethod
     def subst(t: str, bindings: dict) -> str:
-        def rep(mm):
+        out, pos = [], 0
+        for mm in re.finditer(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|[A-Za-z_]\w*", t):
+            if mm.start() < pos:
+                continue
             word = mm.group(0)
-            if word not in bindings:
-                return word
-            before = t[:mm.start()].rstrip()
-            if before.endswith((".", "->")):
-                return word
-            return bindings[word]
-        return re.sub(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|[A-Za-z_]\w*",
-                      lambda mm: mm.group(0) if mm.group(0)[0] in "\"'" else rep(mm), t)
+            if word[0] in "\"'" or word not in bindings or t[:mm.start()].rstrip().endswith((".", "->")):
+                continue
+            out.append(t[pos:mm.start()])
+            rep = bindings[word]
+            pos = mm.end()
+            nxt = re.match(r"\s*<", t[pos:])
+            if nxt and _IDENT.fullmatch(rep) and rep.startswith(word + "_"):
+                pos = _matching_angle(t, pos + nxt.end() - 1)   # Name<args> of a class -> its instance
+            out.append(rep)
+        out.append(t[pos:])
+        return "".join(out)
 
     def pad(self, out: str, a: int, b: int) -> str:
         lost = self.text.count("\n", a, b) - out.count("\n")
@@ -693,7 +742,7 @@ class Printer:
             out.append(self.gap(pos, ks, sc))
             first = grp[0]
             if _kind(first) == "TEMPLATE_REF" and self.m.user(first.referenced):
-                name = self.record_name(parent)
+                name = self.record_name(parent) or self.record_by_spelling(first)
                 lt = self.text.find("<", ke)
                 if name is not None and lt >= 0 and not self.text[ke:lt].strip():
                     out.append(name)
@@ -728,6 +777,45 @@ class Printer:
                 return inst.name
         return None
 
+    def record_by_spelling(self, tref) -> str | None:
+        """``Name<args>`` where clang gives no type (``sizeof(Packed<float>)``): the instance
+        whose arguments are spelled the same, or the only instance of that template."""
+        ke = tref.extent.end.offset
+        lt = self.text.find("<", ke)
+        if lt < 0 or self.text[ke:lt].strip():
+            return None
+        gt = _matching_angle(self.text, lt)
+        return self.instance_by_text(tref.spelling, self.text[lt + 1:gt - 1], ("record",))
+
+    def instance_by_text(self, name: str, args_text: str, kinds=("record", "function")) -> str | None:
+        args = [a.strip() for a in args_text.split(",")] if args_text.strip() else []
+        want = "_".join([name, *[sanitize(a) for a in args]])
+        cands = [i for i in self.m.order if i.kind in kinds and i.decl.spelling == name]
+        for i in cands:
+            if i.name == want or i.name.startswith(want + "_") and i.kind == "function":
+                return i.name
+        return cands[0].name if len(cands) == 1 else None
+
+    def template_ids_in_text(self, t: str) -> str:
+        """``Name<args>`` of a used template in text clang gave no cursors for (the arguments
+        of a macro such as ``cudaMalloc(&p, n * sizeof(Packed<float>))``)."""
+        names = {i.decl.spelling for i in self.m.order if i.kind in ("record", "function")}
+        if not names:
+            return t
+        out, pos = [], 0
+        for mm in re.finditer(r"\b([A-Za-z_]\w*)\s*<", t):
+            if mm.start() < pos or mm.group(1) not in names:
+                continue
+            gt = _matching_angle(t, mm.end() - 1)
+            got = self.instance_by_text(mm.group(1), t[mm.end():gt - 1])
+            if got is None:
+                continue
+            out.append(t[pos:mm.start()])
+            out.append(got)
+            pos = gt
+        out.append(t[pos:])
+        return "".join(out)
+
     # -- the rewrites -------------------------------------------------------------------------------
     def special(self, c, sc: Scope, parent) -> str | None:
         k = _kind(c)
@@ -755,6 +843,10 @@ class Printer:
             return self.node(branch, sc, c) if branch is not None else ";"
         if k == "STATIC_ASSERT":
             return ""
+        if k == "RETURN_STMT" and sc.ref_return:
+            kids = [x for x in c.get_children() if x.kind.is_expression()]
+            if kids:
+                return "return &(" + self.node(kids[0], sc, c) + ")"
         if k == "LAMBDA_EXPR":
             _unsupported(c, "lambdas")
         return None
@@ -797,9 +889,14 @@ class Printer:
         args = list(c.get_arguments())
         if r.spelling in IDENTITY_CALLS and not self.m.user(r) and len(args) == 1:
             return "(" + self.node(args[0], sc, c) + ")"
-        if _kind(r) in ("CXX_METHOD", "FUNCTION_DECL") and r.spelling.startswith("operator") and self.m.user(r):
-            _unsupported(c, f"overloaded '{r.spelling}'")
+        if _kind(r) == "FUNCTION_DECL" and r.spelling.startswith("operator") and self.m.user(r):
+            _unsupported(c, f"overloaded '{r.spelling}' as a free function")
         inst = self.m.insts.get(self.m.call_key(r, c)[0]) if _kind(r) in FUNCTION_KINDS else None
+        if inst is None and _kind(r) == "CONSTRUCTOR" and not args and self.m.user(r) and \
+                self.text[c.extent.end.offset - 1:c.extent.end.offset] in (")", "}"):
+            rec = self.m.need_record(r.semantic_parent)
+            if rec is not None:
+                return f"(({rec.name}){{0}})"   # T(): a value-initialised temporary
         if inst is None:
             if not self.m.user(r) and _kind(r) in FUNCTION_KINDS and r.semantic_parent is not None \
                     and _kind(r.semantic_parent) in RECORD_KINDS | {"CLASS_TEMPLATE"} and r.is_static_method():
@@ -808,6 +905,8 @@ class Printer:
         ref_params = [self.by_pointer(p) for p in r.get_arguments()]
         if _kind(r) == "CONSTRUCTOR":
             return self.construct(c, inst, args, sc)
+        if inst.kind == "method" and (_kind(r) == "CONVERSION_FUNCTION" or r.spelling.startswith("operator")):
+            return self.operator_call(c, inst, r, args, sc)
         method_call = inst.kind == "method" and not r.is_static_method()
         if not method_call and not any(ref_params) and not inst.const_args:
             return None   # the callee is renamed where it is named (launch configurations stay)
@@ -827,15 +926,57 @@ class Printer:
                 _unsupported(c, f"call of member function '{r.spelling}' through a pointer to member")
             obj = next(iter(member.get_children()), None)
             if obj is None or not self.explicit_base(member):
-                this = "this_"
+                this = self.this_arg(r, "this_", pointer=True, sc=sc)
             else:
                 os_, oe = _rng(obj)
                 between = self.text[oe:member.location.offset]
-                objtxt = self.node(obj, sc, member)
-                this = objtxt if "->" in between else f"&({objtxt})"
+                this = self.this_arg(r, self.node(obj, sc, member), pointer="->" in between, sc=sc)
+            if this is not None:
+                rendered.insert(0, this)
+        return self.deref(r, f"{inst.name}({', '.join(rendered)})")
+
+    def this_arg(self, method, obj: str, pointer: bool, sc: Scope) -> str | None:
+        """How a method receives its object: not at all when its body never uses it, by
+        value when it is const (also works on temporaries), else by address."""
+        mode = self.this_mode(method)
+        if mode == "none":
+            return None
+        if obj == "this_" and sc.inst is not None and sc.inst.kind == "method":
+            pointer = True
+        if mode == "value":
+            return f"*({obj})" if pointer else obj
+        return obj if pointer else f"&({obj})"
+
+    def this_mode(self, method) -> str:
+        if _kind(method) == "CONSTRUCTOR" or method.is_static_method():
+            return "none"
+        if not _uses_this(method):
+            return "none"
+        return "value" if method.is_const_method() else "pointer"
+
+    def deref(self, r, call: str) -> str:
+        return f"(*{call})" if r.result_type.kind.name == "LVALUEREFERENCE" else call
+
+    def operator_call(self, c, inst: Inst, r, args, sc: Scope) -> str:
+        """``a[i]``, ``a + b``, ``(T *)obj`` on a class with those operators -> calls."""
+        if _kind(r) == "CONVERSION_FUNCTION":
+            kids = list(c.get_children())
+            member = kids[0] if kids and _kind(kids[0]) == "MEMBER_REF_EXPR" else None
+            obj = next(iter(member.get_children()), None) if member is not None else None
+            rendered = []
+            if self.this_mode(r) != "none":
+                if obj is None:
+                    _unsupported(c, "a conversion of an object clang does not show")
+                rendered.append(self.this_arg(r, self.node(obj, sc, member), pointer=False, sc=sc))
+            return self.deref(r, f"{inst.name}({', '.join(rendered)})")
+        if not args:
+            _unsupported(c, f"'{r.spelling}' without its object")
+        obj, rest = args[0], args[1:]
+        rendered = [self.node(a, sc, c) for a in rest]
+        this = self.this_arg(r, self.node(obj, sc, c), pointer=False, sc=sc)
+        if this is not None:
             rendered.insert(0, this)
-            return f"{inst.name}({', '.join(rendered)})"
-        return f"{inst.name}({', '.join(rendered)})"
+        return self.deref(r, f"{inst.name}({', '.join(rendered)})")
 
     def construct(self, c, inst: Inst, args, sc: Scope) -> str:
         """``T(a)``, ``T x(a)``, ``T x{a}`` -> ``T__ctor(a)``, ``x = T__ctor(a)``."""
@@ -913,18 +1054,35 @@ class Printer:
         if body is None:
             _unsupported(d, f"'{d.spelling}' is used but its definition was not instantiated")
         name_at = d.location.offset
-        sc.points[name_at] = (len(d.spelling), inst.name)
+        name_end = name_at + len(d.spelling)
+        if d.spelling.startswith("operator") or _kind(d) == "CONVERSION_FUNCTION":
+            name_end = self.text.find("(", name_at)
+            if self.text[name_at:name_end + 1].replace(" ", "").endswith("operator("):
+                name_end = self.text.find("(", self.close_paren(name_end) + 1)   # operator()
+        new_name = inst.name
+        if _kind(d) == "CONVERSION_FUNCTION":
+            new_name = f"{_ctype(self.m, d.result_type)} {inst.name}"
+        ref_return = d.result_type.kind.name == "LVALUEREFERENCE"
+        if ref_return:
+            amp = self.text.rfind("&", start, name_at)
+            if amp < 0:
+                _unsupported(d, "a returned reference spelled through an alias")
+            sc.points[amp] = (1, "*")
+            sc.ref_return = True
+        sc.points[name_at] = (name_end - name_at, new_name)
         parms = list(d.get_arguments())
         # the parameter list: printed from the instance (packs expanded, references lowered)
-        open_paren = self.text.find("(", name_at + len(d.spelling))
+        open_paren = self.text.find("(", name_end)
         close_paren = self.close_paren(open_paren)
         plist = [self.param_text(p, sc) for i, p in enumerate(parms) if i not in inst.const_args]
         ctor = _kind(d) == "CONSTRUCTOR"
         if ctor:
             sc.points[name_at] = (len(d.spelling), f"{inst.owner.name} {inst.name}")
-        if inst.kind == "method" and not d.is_static_method() and not ctor:
-            const = "const " if d.is_const_method() else ""
-            plist.insert(0, f"{const}{inst.owner.name} *this_")
+        mode = self.this_mode(d) if inst.kind == "method" else "none"
+        if mode == "pointer":
+            plist.insert(0, f"{inst.owner.name} *this_")
+        elif mode == "value":
+            plist.insert(0, f"{inst.owner.name} self_")
         lines = self.text.count("\n", open_paren, close_paren)
         sc.points[open_paren] = (close_paren + 1 - open_paren,
                                  "(" + (", ".join(plist) or "void") + ")" + "\n" * lines)
@@ -941,6 +1099,9 @@ class Printer:
             sig = self.gap(start, body.extent.start.offset, sc)
             return " ".join(sig.split()) + ";"
         body_text = self.node(body, sc, d)
+        if mode == "value":
+            first = body_text.index("{") + 1
+            body_text = body_text[:first] + f" const {inst.owner.name} *this_ = &self_;" + body_text[first:]
         if ctor:
             owner = inst.owner.name
             first = body_text.index("{") + 1
@@ -1089,10 +1250,16 @@ class Printer:
                     continue
                 ks, ke = _rng(k)
                 if _kind(k) == "TEMPLATE_REF" and self.m.user(k.referenced):
-                    name = self.record_name(c)
+                    name = self.record_name(c) or self.record_by_spelling(k)
                     lt = self.text.find("<", ke)
                     if name is not None and lt >= 0 and not self.text[ke:lt].strip():
                         self.rw.replace(ks, _matching_angle(self.text, lt), name)
+                    continue
+                if ks < ke and any(x.extent.start.offset == x.extent.end.offset for x in k.get_children()):
+                    # a macro's expansion (clang's cursors all sit at its start): by text
+                    new = self.template_ids_in_text(self.text[ks:ke])
+                    if new != self.text[ks:ke]:
+                        self.rw.replace(ks, ke, new)
                     continue
                 out = self.special(k, sc, c)
                 if out is not None:
