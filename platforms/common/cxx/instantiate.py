@@ -114,7 +114,7 @@ def specialized_template(c):
         if d is not None and not d.kind.is_invalid():
             return d
         usr = t.get_usr()
-        for k in t.translation_unit.cursor.walk_preorder() if usr and t.kind.name == "FUNCTION_TEMPLATE" else ():
+        for k in t.translation_unit.cursor.get_children() if usr and t.kind.name == "FUNCTION_TEMPLATE" else ():
             if k.kind.name == "FUNCTION_TEMPLATE" and k.get_usr() == usr and \
                     any(x.kind.name == "COMPOUND_STMT" for x in k.get_children()):
                 return k
@@ -479,8 +479,6 @@ class Monomorphiser:
 
     def run(self) -> bool:
         roots = []
-        for c in self.unit.tu.cursor.walk_preorder():
-            pass
         tops = self.top_level()
         for c in tops:
             if _kind(c) in TEMPLATE_KINDS or self.is_template_text(c):
@@ -547,11 +545,15 @@ def monomorphise(unit: ParsedUnit, rw) -> None:
     """See the module docstring."""
     m = Monomorphiser(unit, rw)
     tops = m.top_level()
-    if not any(m.is_template_text(c) or _kind(c) in TEMPLATE_KINDS or
-               (_kind(c) in RECORD_KINDS and m.has_methods(c)) or
-               (_kind(c) == "ENUM_DECL" and c.is_scoped_enum()) for c in tops) and \
-            not any(_kind(c) in ("STATIC_ASSERT", "IF_STMT") for c in unit.tu.cursor.walk_preorder()
-                    if m.user(c) and (_kind(c) == "STATIC_ASSERT" or _constexpr_if(m.text, c))):
+
+    def cxx(c) -> bool:
+        k = _kind(c)
+        if k in TEMPLATE_KINDS or m.is_template_text(c) or (k in RECORD_KINDS and m.has_methods(c)) or \
+                (k == "ENUM_DECL" and c.is_scoped_enum()):
+            return True
+        return any(_kind(x) == "STATIC_ASSERT" or _constexpr_if(m.text, x) for x in c.walk_preorder())
+
+    if not any(cxx(c) for c in tops):
         return
     m.run()
     Printer(m).apply(tops)
