@@ -116,7 +116,12 @@ def parse_cxx(text: str, dialect: Dialect, path: str, entry: str | None,
         raise _error_at("XP1310", str(exc), Coord(path, exc.line, exc.col), exc.construct) from None
     if not applied:
         raise subset_error
-    program = _parse_program(lowered, dialect, path, entry)
+    try:
+        program = _parse_program(lowered, dialect, path, entry)
+    except SourceError as exc:
+        if exc.diagnostics and exc.diagnostics[0].code == "XP1003":
+            raise subset_error from None   # nothing but unused templates: the first finding says more
+        raise
     program.facts["cxx_lowered"] = applied
     return program
 
@@ -139,7 +144,20 @@ def _parse_program(text: str, dialect: Dialect, path: str, entry: str | None) ->
     if renamed:
         facts["overloads_renamed"] = renamed
     program = Program(platform=dialect.name, source=text, path=path, ast=ast, facts=facts)
-    return analysis.build(program, dialect, entry)
+    program = analysis.build(program, dialect, entry)
+    program.diagnostics.extend(missing_header_warnings(text, dialect.name, path))
+    return program
+
+
+def missing_header_warnings(text: str, platform: str, path: str) -> list[Diagnostic]:
+    """XP1152 for each standard header the text uses a name of without including it
+    (``std_headers.toml``); the virtual device's build and translated outputs include it."""
+    from .std_headers import missing
+
+    return [Diagnostic("XP1152", f"'{m.name}' is declared in <{m.header}>, which the file does not "
+                       f"include; the virtual device adds #include <{m.header}> (add it to the source)",
+                       Coord(path, m.line, m.col), severity="warning")
+            for m in missing(text, platform)]
 
 
 class _References(c_ast.NodeVisitor):
