@@ -34,8 +34,10 @@ How
        may land in other mapped memory unnoticed; that is why analysed sizes come first, and
        why a source reading such garbage then fails the differential verification rather
        than passing it.) A run that leaves every output
-       untouched is a degenerate input (e.g. all work guarded off) and is passed over while a
-       larger candidate may do better.
+       untouched, or holding one repeated value (more than one element, all equal: a host
+       wrapper copies back device buffers the kernel never wrote, e.g. when a mode scalar is
+       outside the values the kernel handles), is a degenerate input (e.g. all work guarded off)
+       and is passed over while another candidate may do better.
     Values of 16 and up come first (a size below a vector width or a warp verifies little);
     only when none of them works are ``SMALL`` values (8, 4, 2, 1) tried, largest first.
     Floating-point scalars get ``0.5`` (not 0 or 1, so a dropped multiply is seen); pointers
@@ -104,6 +106,19 @@ class Inference:
 def _int_scalar(p) -> bool:
     return p.kind == "scalar" and p.dtype in ("int8", "int16", "int32", "int64", "uint8", "uint16",
                                               "uint32", "uint64")
+
+
+def _informative(after, before) -> bool:
+    """An output the run says something with: changed, and (beyond one element) not a single
+    repeated value. A host wrapper copies its device buffers back whether the kernel wrote them
+    or not, so an output whose work was all guarded off still "changes" (to whatever the fresh
+    device allocation held: zeros, or the strict-mode poison)."""
+    import numpy as np
+
+    if np.array_equal(after, before, equal_nan=True):
+        return False
+    flat = np.asarray(after).reshape(-1)
+    return flat.size <= 1 or not np.array_equal(flat, np.full_like(flat, flat[0]), equal_nan=True)
 
 
 def analysed_extents(program) -> tuple[dict, str]:
@@ -265,12 +280,12 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                 inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}"})
                 inf.reason = f"the source does not run on the virtual device: {exc.message}"
                 return "fatal", None
-            changed = any(not np.array_equal(a, b, equal_nan=True)
-                          for p, a, b in zip(program.params, args, before) if p in outs)
+            changed = any(_informative(a, b) for p, a, b in zip(program.params, args, before) if p in outs)
             if changed or not outs:
                 inf.tried.append({"value": v, "outcome": f"ok{tag}{label}{static}"})
                 return "ok", (scalars, sizes, before)
-            inf.tried.append({"value": v, "outcome": f"ran in bounds but wrote no output (degenerate){tag}{label}"})
+            inf.tried.append({"value": v, "outcome": f"ran in bounds but left every output unchanged or one repeated "
+                                                    f"value (degenerate){tag}{label}"})
             return "degenerate", (scalars, sizes, before)
         return "failed", None
 

@@ -60,6 +60,25 @@ extern "C" void late(const float* x, float* y, int n) {
   for (int i = 64; i < n; ++i) y[i] = 2.0f * x[i];
 }
 """
+# the work is guarded by a mode scalar the kernel only handles as 1; for any other value the host
+# wrapper still copies the (never written) device buffer back: y "changes" to all zeros
+MODE_CU = r"""
+#include <cuda_runtime.h>
+__global__ void mode_kernel(const float* x, float* y, int mode, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && mode == 1) y[i] = 2.0f * x[i];
+}
+extern "C" void moded(const float* x, float* y, int mode, int n) {
+  float *dx, *dy;
+  cudaMalloc(&dx, n * sizeof(float));
+  cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  mode_kernel<<<(n + 255) / 256, 256>>>(dx, dy, mode, n);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx);
+  cudaFree(dy);
+}
+"""
 # a host wrapper whose allocation is smaller than what the kernel touches for n < 64
 SHORT_ALLOC_VNNI = r"""
 extern "C" void tail(const float* x, float* y, int n) {
@@ -116,6 +135,18 @@ def test_degenerate_values_are_passed_over(tmp_path):
     assert inf.ok and inf.scalars == {"n": 128}
     assert [t["value"] for t in inf.tried] == [16, 32, 64, 128]
     assert "degenerate" in inf.tried[0]["outcome"]
+
+
+def test_output_of_one_repeated_value_is_degenerate(tmp_path):
+    # mode = 16, 32, ..., 8, 4, 2 run in bounds and y comes back as one repeated value (the fresh device
+    # buffer): passed over; mode = 1 does the work, and distinct values (mode 1, n 2) are kept
+    src = _write(tmp_path, "moded.cu", MODE_CU)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.scalars == {"mode": 1, "n": 2}, inf.tried
+    assert [t["value"] for t in inf.tried] == [16, 32, 64, 128, 256, 512, 1024, 8, 4, 2, 1, 1]
+    assert all("one repeated value (degenerate)" in t["outcome"] for t in inf.tried[:10])
+    x, y, mode, n = inf.args
+    assert y.shape == (2,)
 
 
 def test_out_of_bounds_everywhere_is_not_established(tmp_path):
