@@ -4,7 +4,10 @@ Each function takes the entry's arguments before the run (``{param name: array o
 and returns ``{output param name: expected array}``; it only reads the scalars the entry
 takes, so it also checks runs on inferred inputs (any sizes). ``check`` compares with
 |got - want| <= atol + rtol * |want| (case ``tolerance``, default rtol 1e-4, atol 1e-4 scaled
-by sqrt of the reduction length where one is given).
+by sqrt of the reduction length where one is given). A reference returns
+``{"_undefined": why}`` instead when the arguments violate a precondition of the kernel, so that
+its output is not defined (unsorted COO indices, a mode value the kernel has no branch for):
+``check`` then reports "no reference: why" (not a match) rather than a misleading mismatch.
 """
 from __future__ import annotations
 
@@ -153,6 +156,8 @@ def _bilinear(img, h, w, y, x):
 def mmcv_roi_align(a):
     R, C, H, W = (_i(a[k]) for k in ("num_rois", "channels", "height", "width"))
     PH, PW, sr, mode, al = (_i(a[k]) for k in ("aligned_height", "aligned_width", "sampling_ratio", "pool_mode", "aligned"))
+    if mode not in (0, 1):
+        return {"_undefined": f"pool_mode {mode} is neither 0 (max) nor 1 (avg): the kernel writes no output"}
     ss = float(a["spatial_scale"])
     inp = a["input"].astype(np.float64).reshape(-1)
     rois = a["rois"].reshape(-1)[:R * 5].reshape(R, 5).astype(np.float64)
@@ -237,17 +242,43 @@ def mmcv_ball_query(a):
     return {"idx": out}
 
 
+def _fps_pick(temp, stride):
+    """The kernel's arg-max: thread t scans k = t, t + stride, ... keeping the first strictly
+    larger value (best starts at -1, index 0); then the shared-memory tree reduction (slot i
+    against slot i + h, h = stride/2 .. 1) keeps slot i on ties. Among equal maxima this is not
+    the smallest index (np.argmax)."""
+    n = temp.size
+    rows = -(-n // stride)
+    pad = np.full(rows * stride, -np.inf, np.float32)
+    pad[:n] = temp
+    best, besti = np.full(stride, -1.0, np.float32), np.zeros(stride, np.int64)
+    for r in range(rows):
+        row = pad[r * stride:(r + 1) * stride]
+        take = row > best
+        besti = np.where(take, np.arange(r * stride, (r + 1) * stride), besti)
+        best = np.where(take, row, best)
+    h = stride // 2
+    while h >= 1:
+        take = best[h:2 * h] > best[:h]
+        besti[:h] = np.where(take, besti[h:2 * h], besti[:h])
+        best[:h] = np.maximum(best[:h], best[h:2 * h])
+        h //= 2
+    return int(besti[0])
+
+
 def mmcv_furthest_point_sample(a):
     b, n, m = _i(a["b"]), _i(a["n"]), _i(a["m"])
     ds = a["dataset"].reshape(-1)[:b * n * 3].reshape(b, n, 3).astype(np.float32)
-    out = np.zeros((b, m), np.int32)
+    # opt_n_threads(n): the block size, which is the scan stride
+    stride = max(min(1 << int(math.log(n) / math.log(2.0)), 1024), 1) if n > 0 else 1
+    out = np.zeros((b, max(m, 0)), np.int32)
     for i in range(b):
         temp = a["temp"].reshape(-1)[i * n:(i + 1) * n].astype(np.float32).copy()
         old = 0
         for j in range(1, m):
             d = ((ds[i] - ds[i, old]) ** 2).sum(-1, dtype=np.float32)
             temp = np.minimum(d, temp)
-            old = int(np.argmax(temp))
+            old = _fps_pick(temp, stride)
             out[i, j] = old
     return {"idxs": out}
 
@@ -271,6 +302,11 @@ def mmcv_masked_im2col(a):
 def sparse_ind2ptr(a):
     n, M = _i(a["numel"]), _i(a["M"])
     ind = a["ind"].reshape(-1)[:n]
+    if n and (np.any(np.diff(ind) < 0) or ind[0] < 0 or ind[-1] >= M):
+        # thread t writes out[ind[t-1]+1 .. ind[t]]: with unsorted indices the ranges overlap
+        # (the last writer wins, a race) or leave entries unwritten (fresh device memory)
+        return {"_undefined": "ind is not sorted row indices in [0, M): the kernel's output is defined "
+                              "for a COO -> CSR conversion of sorted indices only"}
     return {"out": np.searchsorted(ind, np.arange(M + 1), side="left").astype(np.int64)}
 
 
@@ -440,6 +476,8 @@ def reference(stem: str):
 def check(case: dict, before: dict, after: dict) -> tuple[bool, str]:
     """Compare the outputs in ``after`` ({name: array}) with the reference on ``before``."""
     want = reference(case["name"])(before)
+    if "_undefined" in want:      # the inputs violate a precondition of the kernel: nothing to compare
+        return False, f"no reference: {want['_undefined']}"
     tol = case.get("tolerance", {})
     rtol, atol = tol.get("rtol", 1e-4), tol.get("atol", 1e-4)
     if "_tol" in want:
@@ -459,7 +497,8 @@ def check(case: dict, before: dict, after: dict) -> tuple[bool, str]:
         else:
             g64, w64 = g.astype(np.float64), w.astype(np.float64)
             with np.errstate(invalid="ignore"):
-                bad = ~((np.abs(g64 - w64) <= f * atol + rtol * np.abs(w64)) | ((g64 == w64)))
+                bad = ~((np.abs(g64 - w64) <= f * atol + rtol * np.abs(w64)) | (g64 == w64)
+                        | (np.isnan(g64) & np.isnan(w64)))
         if bad.any():
             i = int(np.argmax(bad))
             msgs.append(f"{name}: {int(bad.sum())}/{w.size} differ, first [{i}] got {g[i]} want {w[i]}")
