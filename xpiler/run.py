@@ -437,7 +437,11 @@ def build(platform: str, source: str, path: str, *, strict: bool, profile: dict)
     built (otherwise it is rebuilt in place). Residual window: the run loads the object a few
     milliseconds later, in the forked child; a change made in place (not by rename) in between
     is not seen. Renames are harmless: the child opens whatever complete file is there."""
+    from platforms.common.std_headers import complete
+
     emulate = platforms.module(platform, "emulate")
+    # standard headers the source uses names of without including them (warning XP1152)
+    source, _ = complete(source, platform)
     unit = emulate.prepare(source, path, strict=strict, profile=profile)
     include_dirs = [Path(d) for d in emulate.INCLUDE_DIRS]
     flags = _BASE_FLAGS + list(emulate.compile_flags(strict))

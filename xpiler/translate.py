@@ -335,6 +335,8 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
 def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, allow_unverified, strict,
                timeout, progress, infer, limit: TimeLimit) -> TranslationReport:
     from passes.base import PassRefused, format_pipeline, run_pass
+    from platforms.common.std_headers import include_lines
+
     from .program import parse_file, parse_source
     from .run import broken_rules, run_kernel
     from .verify import compare_arrays
@@ -382,6 +384,8 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
             try:
                 candidate = run_pass(name, current, **options)
                 text = platforms.module(candidate.platform, "backend").emit(candidate)
+                # an output builds on its own: the standard headers it uses names of (XP1152)
+                text, _ = include_lines(text, candidate.platform)
             except PassRefused as exc:
                 report.steps.append(StepRecord(name, options, "refused", time.perf_counter() - s0, exc.render()))
                 continue

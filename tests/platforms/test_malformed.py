@@ -147,7 +147,8 @@ def test_every_front_end_code_is_exercised():
     # XP1300 (clang errors), XP1310 (not lowered): tests/platforms/test_cxx_driver.py, test_cxx_lower.py
     exercised = {case[2] for case in CASES.values()} | {"XP1001", "XP1002", "XP1005", "XP1142", "XP1300", "XP1310",
                                                          "XP1150", "XP1199",
-                                                         "XP1151"}   # tests/core/test_hostile_inputs.py
+                                                         "XP1151",   # tests/core/test_hostile_inputs.py
+                                                         "XP1152"}   # tests/core/test_std_headers.py
     assert front_end <= exercised, sorted(front_end - exercised)
 
 
