@@ -254,7 +254,7 @@ extern "C" void ggml_count_equal(const int * x, const int * y, int64_t * dst, in
     cudaMemcpy(d_x, x, ne * sizeof(int), cudaMemcpyHostToDevice);
     cudaMemcpy(d_y, y, ne * sizeof(int), cudaMemcpyHostToDevice);
     int nsm = 0;
-    cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0);
+    cudaDeviceGetAttribute(&nsm, hipDeviceAttributeMultiprocessorCount, 0);
     const int64_t dne = GGML_PAD((ne + 4*nsm - 1) / (4*nsm), CUDA_COUNT_EQUAL_CHUNK_SIZE);
     cudaMemset(d_dst, 0, sizeof(int64_t));
     const dim3 blocks_dim(WARP_SIZE, 1, 1);

@@ -49,7 +49,8 @@
 #define WARP_SIZE 32
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #include <type_traits>
-#include <cuda_bf16.h>
+#include <hip/hip_bf16.h>
+typedef __hip_bfloat16 nv_bfloat16; typedef __hip_bfloat162 nv_bfloat162;  // as ggml's vendors/hip.h does
 // ---- wild: end added ----
 
 

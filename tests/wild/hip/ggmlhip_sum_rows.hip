@@ -375,7 +375,7 @@ struct wild_device_info { int nsm; };
 struct wild_cuda_info { wild_device_info devices[1]; };
 static wild_cuda_info ggml_cuda_info() {
     wild_cuda_info info;
-    cudaDeviceGetAttribute(&info.devices[0].nsm, cudaDevAttrMultiProcessorCount, 0);
+    cudaDeviceGetAttribute(&info.devices[0].nsm, hipDeviceAttributeMultiprocessorCount, 0);
     return info;
 }
 // ---- wild: end added ----
