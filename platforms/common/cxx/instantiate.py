@@ -53,7 +53,7 @@ OPERATOR_NAMES = {"[]": "index", "()": "call", "+": "add", "-": "sub", "*": "mul
 
 def _member_name(d) -> str:
     name = d.spelling
-    if d.kind.name == "CONVERSION_FUNCTION":
+    if _kind(d) == "CONVERSION_FUNCTION":
         return "op_to_" + sanitize(d.result_type.spelling)
     if name.startswith("operator"):
         sym = name[len("operator"):].strip()
@@ -71,7 +71,7 @@ class Unsupported(Exception):
 
 
 def _unsupported(c, what: str):
-    raise Unsupported(what, c.location.line, c.location.column, c.spelling or c.kind.name)
+    raise Unsupported(what, c.location.line, c.location.column, c.spelling or _kind(c))
 
 
 # ------------------------------------------------------------------------------ libclang extras
@@ -107,16 +107,16 @@ def specialized_template(c):
     """The template ``c`` was instantiated from: its definition when it has one (clang may
     answer with a forward declaration)."""
     t = _lib().clang_getSpecializedCursorTemplate(c)
-    if t is None or t.kind.is_invalid():
+    if t is None or _invalid(t):
         return None
-    if not any(k.kind.name == "COMPOUND_STMT" for k in t.get_children()):
+    if not any(_kind(k) == "COMPOUND_STMT" for k in t.get_children()):
         d = t.get_definition()
-        if d is not None and not d.kind.is_invalid():
+        if d is not None and not _invalid(d):
             return d
         usr = t.get_usr()
-        for k in t.translation_unit.cursor.get_children() if usr and t.kind.name == "FUNCTION_TEMPLATE" else ():
-            if k.kind.name == "FUNCTION_TEMPLATE" and k.get_usr() == usr and \
-                    any(x.kind.name == "COMPOUND_STMT" for x in k.get_children()):
+        for k in t.translation_unit.cursor.get_children() if usr and _kind(t) == "FUNCTION_TEMPLATE" else ():
+            if _kind(k) == "FUNCTION_TEMPLATE" and k.get_usr() == usr and \
+                    any(_kind(x) == "COMPOUND_STMT" for x in k.get_children()):
                 return k
     return t
 
@@ -227,7 +227,31 @@ class Inst:
 
 
 def _kind(c) -> str:
-    return c.kind.name
+    try:
+        return c.kind.name
+    except ValueError:   # a cursor kind newer than the Python bindings
+        return "UNKNOWN"
+
+
+def _invalid(c) -> bool:
+    try:
+        return c.kind.is_invalid()
+    except ValueError:
+        return False
+
+
+def _is_expr(c) -> bool:
+    try:
+        return c.kind.is_expression()
+    except ValueError:
+        return False
+
+
+def _tkind(t) -> str:
+    try:
+        return t.kind.name
+    except ValueError:   # a type kind newer than the Python bindings (e.g. _Float16)
+        return "UNKNOWN"
 
 
 def _rng(c) -> tuple[int, int]:
@@ -264,7 +288,7 @@ class Monomorphiser:
     def record_of_type(self, t):
         """The user record a type names (through pointers, arrays, references, const)."""
         for _ in range(8):
-            k = t.kind.name
+            k = _tkind(t)
             if k in ("POINTER", "LVALUEREFERENCE", "RVALUEREFERENCE"):
                 t = t.get_pointee()
             elif k in ("CONSTANTARRAY", "INCOMPLETEARRAY", "VARIABLEARRAY", "DEPENDENTSIZEDARRAY"):
@@ -364,7 +388,7 @@ class Monomorphiser:
             if i >= len(params):
                 break
             t = params[i].type.get_canonical()
-            if t.kind.name != "POINTER" or t.get_pointee().kind.name not in ("FUNCTIONPROTO", "FUNCTIONNOPROTO"):
+            if _tkind(t) != "POINTER" or _tkind(t.get_pointee()) not in ("FUNCTIONPROTO", "FUNCTIONNOPROTO"):
                 continue
             fn = _function_named(a)
             if fn is None:
@@ -515,13 +539,13 @@ class Monomorphiser:
 def _uses_this(method) -> bool:
     """Whether a member function's body reads its object (fields, ``this``, other members)."""
     for c in method.walk_preorder():
-        k = c.kind.name
+        k = _kind(c)
         if k == "CXX_THIS_EXPR":
             return True
         if k == "MEMBER_REF_EXPR" and c.location.offset == c.extent.start.offset:
             r = c.referenced
-            if r is not None and (r.kind.name == "FIELD_DECL" or
-                                  (r.kind.name in ("CXX_METHOD", "CONVERSION_FUNCTION") and not r.is_static_method())):
+            if r is not None and (_kind(r) == "FIELD_DECL" or
+                                  (_kind(r) in ("CXX_METHOD", "CONVERSION_FUNCTION") and not r.is_static_method())):
                 return True
     return False
 
@@ -569,25 +593,25 @@ def _constexpr_if(text: str, c) -> bool:
 # ------------------------------------------------------------------------------ C types
 def _ctype(m: Monomorphiser, t, name: str = "") -> str:
     """C declarator of ``name`` with clang type ``t`` (references: see the callers)."""
-    k = t.kind.name
+    k = _tkind(t)
     sep = (" " + name) if name else ""
     if k in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
         return _ctype(m, t.get_pointee(), name)
     if k == "ELABORATED":
         inner = t.get_named_type()
-        if inner.kind.name != "INVALID":
+        if _tkind(inner) != "INVALID":
             base = _ctype(m, inner, name)
             return ("const " + base) if t.is_const_qualified() and not base.startswith("const ") else base
     if k == "POINTER":
         p = t.get_pointee()
         q = " const" if t.is_const_qualified() else ""
-        if p.kind.name in ("FUNCTIONPROTO", "FUNCTIONNOPROTO"):
+        if _tkind(p) in ("FUNCTIONPROTO", "FUNCTIONNOPROTO"):
             args = ", ".join(_ctype(m, a) for a in p.argument_types()) or "void"
             return f"{_ctype(m, p.get_result())} (*{q}{name})({args})"
-        if p.kind.name in ("CONSTANTARRAY", "INCOMPLETEARRAY"):
+        if _tkind(p) in ("CONSTANTARRAY", "INCOMPLETEARRAY"):
             return _ctype(m, p, f"(*{q}{name})")
         return f"{_ctype(m, p)} *{q}{name}"
-    if k in ("UNEXPOSED", "AUTO", "DECLTYPE", "TYPEOF") and t.get_canonical().kind.name != k:
+    if k in ("UNEXPOSED", "AUTO", "DECLTYPE", "TYPEOF") and _tkind(t.get_canonical()) != k:
         return _ctype(m, t.get_canonical(), name)
     if k == "CONSTANTARRAY":
         return _ctype(m, t.element_type, f"{name}[{t.element_count}]")
@@ -835,8 +859,8 @@ class Printer:
             return "this_" if self.text[c.extent.start.offset:c.extent.end.offset] == "this" else None
         if k == "IF_STMT" and _constexpr_if(self.text, c):
             kids = list(c.get_children())
-            cond = next((x for x in kids if x.kind.is_expression()), None)
-            stmts = [x for x in kids if x is not cond and not x.kind.is_expression() and _kind(x) != "VAR_DECL"]
+            cond = next((x for x in kids if _is_expr(x)), None)
+            stmts = [x for x in kids if x is not cond and not _is_expr(x) and _kind(x) != "VAR_DECL"]
             v = evaluate(cond) if cond is not None else None
             if v is None:
                 _unsupported(c, "an 'if constexpr' condition clang cannot evaluate here")
@@ -846,7 +870,7 @@ class Printer:
         if k == "STATIC_ASSERT":
             return ""
         if k == "RETURN_STMT" and sc.ref_return:
-            kids = [x for x in c.get_children() if x.kind.is_expression()]
+            kids = [x for x in c.get_children() if _is_expr(x)]
             if kids:
                 return "return &(" + self.node(kids[0], sc, c) + ")"
         if k == "LAMBDA_EXPR":
@@ -957,7 +981,7 @@ class Printer:
         return "value" if method.is_const_method() else "pointer"
 
     def deref(self, r, call: str) -> str:
-        return f"(*{call})" if r.result_type.kind.name == "LVALUEREFERENCE" else call
+        return f"(*{call})" if _tkind(r.result_type) == "LVALUEREFERENCE" else call
 
     def operator_call(self, c, inst: Inst, r, args, sc: Scope) -> str:
         """``a[i]``, ``a + b``, ``(T *)obj`` on a class with those operators -> calls."""
@@ -1012,7 +1036,7 @@ class Printer:
                 seen[r] = j + 1
                 name = f"{name}_{j}"
                 sc.packs.setdefault(p.spelling, []).append(name)
-                t = p.type.get_pointee() if p.type.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE") else p.type
+                t = p.type.get_pointee() if _tkind(p.type) in ("LVALUEREFERENCE", "RVALUEREFERENCE") else p.type
                 tpack = _IDENT.search(self.text, r[0], r[1])
                 if tpack and tpack.group(0) != p.spelling:
                     sc.packs.setdefault(tpack.group(0), []).append(_ctype(self.m, t))
@@ -1025,7 +1049,7 @@ class Printer:
     def by_pointer(self, p) -> bool:
         """A non-const lvalue reference parameter becomes a pointer; a forwarding reference
         (``T &&`` of a template parameter, also when it bound an lvalue) is passed by value."""
-        if p.type.kind.name != "LVALUEREFERENCE" or p.type.get_pointee().is_const_qualified():
+        if _tkind(p.type) != "LVALUEREFERENCE" or p.type.get_pointee().is_const_qualified():
             return False
         s, e = _rng(p)
         return "&&" not in self.text[s:e]
@@ -1039,7 +1063,7 @@ class Printer:
         t = p.type
         if by_pointer:
             return _ctype(self.m, t.get_pointee(), f"*{name}")
-        if t.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+        if _tkind(t) in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
             t = t.get_pointee()
         return _ctype(self.m, t, name)
 
@@ -1064,7 +1088,7 @@ class Printer:
         new_name = inst.name
         if _kind(d) == "CONVERSION_FUNCTION":
             new_name = f"{_ctype(self.m, d.result_type)} {inst.name}"
-        ref_return = d.result_type.kind.name == "LVALUEREFERENCE"
+        ref_return = _tkind(d.result_type) == "LVALUEREFERENCE"
         if ref_return:
             amp = self.text.rfind("&", start, name_at)
             if amp < 0:
@@ -1165,7 +1189,7 @@ class Printer:
         """``typedef struct`` + prototypes on the first line; member functions at their lines."""
         fields = []
         for f in inst.decl.type.get_fields():
-            if f.type.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+            if _tkind(f.type) in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
                 _unsupported(f, "reference members")
             fields.append(_ctype(self.m, f.type, f.spelling) + ";")
         if not fields:
