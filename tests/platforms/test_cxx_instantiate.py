@@ -140,12 +140,13 @@ def test_member_functions_constructors_references_and_a_variadic_launcher(tmp_pa
 
 
 @pytest.mark.parametrize("body, line, what", [
-    ("auto f = [](float v) { return v * 2; };\n  out[0] = f(1.0f);", 5, "lambda"),
-    ("vec2 a{1, 2}, b{3, 4};\n  out[0] = (a - b).x;", 6, "free function"),
+    ("out[0] = apply(\n    [](float v) { return v * 2; });", 7, "lambda"),
+    ("vec2 a{1, 2}, b{3, 4};\n  out[0] = (a - b).x;", 7, "free function"),
 ])
 def test_what_cannot_be_expressed_is_refused_with_its_position(tmp_path, body, line, what):
     text = ("template <class T> struct box { T v; };\n"
             "struct vec2 { float x, y; };\n"
+            "template <class F> __device__ float apply(F f) { return f(1.0f); }\n"
             "__device__ vec2 operator-(vec2 a, vec2 b) { return {a.x - b.x, a.y - b.y}; }\n"
             "__global__ void k(float *out) {\n"
             f"  {body}\n}}\n")
@@ -201,3 +202,56 @@ def test_shared_memory_accessor_and_vector_operators(tmp_path):
     out = np.zeros(n, np.float32)
     run_kernel(path, args=[a, b, out, n], program=program, source=program.source, strict=True)
     np.testing.assert_allclose(out, ((a + b) * np.array([1, 1, 1, 2], np.float32)).sum(axis=1), rtol=1e-5)
+
+
+LAMBDAS_ALIASES_AND_NAMESPACES = r"""
+#include <cuda_runtime.h>
+#include <cassert>
+#include <cstdio>
+namespace mylib {
+template <typename T> __device__ __forceinline__ T sq(T v) { return v * v; }
+template <typename T> struct Acc { T s; __device__ void add(T v) { s += v; } };
+}
+using real = float;
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) sumsq(const real *__restrict__ x, real *__restrict__ out, int n) {
+  assert(blockDim.x == BLOCK);
+  using acc_t = mylib::Acc<real>;
+  acc_t acc{0};
+  for (int i = threadIdx.x; i < n; i += BLOCK) acc.add(mylib::sq(x[i]));
+  real scale = 0.5f;
+  auto twice = [](real v) { return 2 * v; };
+  auto scaled = [&](real v) { return v * scale; };
+  __shared__ real part[BLOCK];
+  part[threadIdx.x] = scaled(twice(acc.s));
+  [&] { scale = 1.0f; }();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    real t = 0;
+#pragma unroll 4
+    for (int j = 0; j < BLOCK; ++j) t += part[j];
+    if (n < 0) printf("bad n %d\\n", n);
+    out[0] = t * scale;
+  }
+}
+extern "C" void entry(const real *x, real *out, int n) {
+  real *dx, *dout;
+  cudaMalloc(&dx, n * sizeof(real)); cudaMalloc(&dout, sizeof(real));
+  cudaMemcpy(dx, x, n * sizeof(real), cudaMemcpyHostToDevice);
+  sumsq<64><<<1, 64>>>(dx, dout, n);
+  cudaMemcpy(out, dout, sizeof(real), cudaMemcpyDeviceToHost);
+  cudaFree(dx); cudaFree(dout);
+}
+"""
+
+
+def test_lambdas_type_aliases_namespaces_assert_and_printf(tmp_path):
+    path = _write(tmp_path, "sumsq.cu", LAMBDAS_ALIASES_AND_NAMESPACES)
+    program = _lowered(path, "cuda")
+    src = program.source
+    assert "static __device__ float __xp_lambda_" in src and "typedef float real;" in src
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    # scale is captured by reference: the in-place lambda's write is seen after it (1.0)
+    run_kernel(path, args=[x, out, 100], program=program, source=program.source, strict=True)
+    np.testing.assert_allclose(out[0], (x.astype(np.float64) ** 2).sum(), rtol=1e-5)

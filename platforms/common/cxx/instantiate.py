@@ -301,8 +301,8 @@ class Monomorphiser:
         return None
 
     def need_record(self, d) -> Inst | None:
-        if d is None:
-            return None
+        if d is None or d.spelling.startswith("(lambda"):
+            return None   # closures: their call operator is printed where the lambda is
         k = self.key(d)
         if k in self.insts:
             return self.insts[k]
@@ -347,6 +347,8 @@ class Monomorphiser:
         if k in self.insts:
             return self.insts[k]
         parent = d.semantic_parent
+        if parent is not None and parent.spelling.startswith("(lambda"):
+            return None
         owner = self.need_record(parent) if parent is not None and _kind(parent) in RECORD_KINDS else None
         pattern = specialized_template(d)
         if owner is None and pattern is None:
@@ -645,6 +647,10 @@ class Scope:
     points: dict = field(default_factory=dict)     # offset -> (length, replacement)
     packs: dict = field(default_factory=dict)      # pack name -> its elements (C text)
     ref_return: bool = False                       # the function returns a reference (a pointer in C)
+    captures: dict = field(default_factory=dict)   # captured variable hash -> its spelling in a lambda
+    prelude: list = field(default_factory=list)    # file-scope definitions the rendering needs first
+    device: str = ""                               # the enclosing function's execution space
+    lambdas: dict = field(default_factory=dict)    # closure hash -> (function name, [(var, by_pointer)])
 
 
 _ATTR = re.compile(r"\[\[[^\[\]]*\]\]")
@@ -767,6 +773,11 @@ class Printer:
                 continue
             out.append(self.gap(pos, ks, sc))
             first = grp[0]
+            if _kind(first) == "NAMESPACE_REF":
+                end = self.namespace_qualifier(first)
+                if end is not None:
+                    pos = end
+                    continue
             if _kind(first) == "TEMPLATE_REF" and self.m.user(first.referenced):
                 name = self.record_name(parent) or self.record_by_spelling(first)
                 lt = self.text.find("<", ke)
@@ -873,9 +884,107 @@ class Printer:
             kids = [x for x in c.get_children() if _is_expr(x)]
             if kids:
                 return "return &(" + self.node(kids[0], sc, c) + ")"
+        if k == "DECL_STMT":
+            return self.lambda_declaration(c, sc)
+        if k == "TYPE_ALIAS_DECL":
+            return f"typedef {_ctype(self.m, c.underlying_typedef_type, c.spelling)}"
         if k == "LAMBDA_EXPR":
-            _unsupported(c, "lambdas")
+            _unsupported(c, "a lambda used other than called or named by a local variable")
         return None
+
+    # -- lambdas --------------------------------------------------------------------------------------
+    @staticmethod
+    def closure(t):
+        d = t.get_canonical().get_declaration() if t is not None else None
+        if d is not None and _kind(d) in RECORD_KINDS and d.spelling.startswith("(lambda"):
+            return d
+        return None
+
+    def lambda_declaration(self, c, sc: Scope) -> str | None:
+        """``auto f = [...](...) {...};`` -> a file-scope function; the declaration goes."""
+        vars_ = [k for k in c.get_children() if _kind(k) == "VAR_DECL"]
+        if len(vars_) != 1 or self.closure(vars_[0].type) is None:
+            return None
+        lam = next((x for x in vars_[0].walk_preorder() if _kind(x) == "LAMBDA_EXPR"), None)
+        if lam is None:
+            return None
+        self.lambda_function(lam, sc)
+        return ""
+
+    def lambda_function(self, lam, sc: Scope) -> tuple[str, list]:
+        key = self.closure(lam.type).hash
+        if key in sc.lambdas:
+            return sc.lambdas[key]
+        ls, le = _rng(lam)
+        intro = self.text[ls:self.text.find("]", ls) + 1]
+        default_ref = re.search(r"\[\s*&\s*[,\]]", intro) is not None
+        caps, seen = [], set()
+        for x in lam.walk_preorder():
+            if _kind(x) != "DECL_REF_EXPR":
+                continue
+            r = x.referenced
+            if r is None or _kind(r) not in ("VAR_DECL", "PARM_DECL") or r.hash in seen:
+                continue
+            rs, re_ = _rng(r)
+            if ls <= rs < le:
+                continue   # declared inside the lambda
+            parent = r.semantic_parent
+            if parent is None or _kind(parent) in ("TRANSLATION_UNIT", "NAMESPACE", "LINKAGE_SPEC"):
+                continue   # a global: visible to the generated function too
+            if _kind(r) == "VAR_DECL" and (r.storage_class.name == "STATIC" or evaluate(x) is not None
+                                           and r.type.is_const_qualified()):
+                continue   # a constant: its value is used where it is named
+            seen.add(r.hash)
+            by_ref = bool(re.search(r"&\s*" + re.escape(r.spelling) + r"\b", intro)) or (
+                default_ref and not re.search(r"[\[,]\s*" + re.escape(r.spelling) + r"\s*[,\]]", intro))
+            caps.append((r, by_ref))
+        name = self.m.fresh(f"__xp_lambda_{lam.location.line}")
+        inner = Scope(inst=sc.inst, bindings=dict(sc.bindings), packs=sc.packs, device=sc.device,
+                      lambdas=sc.lambdas, prelude=sc.prelude)
+        params = []
+        for p in (k for k in lam.get_children() if _kind(k) == "PARM_DECL"):
+            inner.params[p.hash] = (p.spelling, self.by_pointer(p))
+            params.append(self.param_text(p, inner))
+        for r, by_ref in caps:
+            cname = f"__xp_cap_{r.spelling}"
+            t = r.type.get_pointee() if _tkind(r.type) in ("LVALUEREFERENCE", "RVALUEREFERENCE") else r.type
+            if by_ref:
+                params.append(_ctype(self.m, t, f"*{cname}"))
+                inner.captures[r.hash] = f"(*{cname})"
+            else:
+                params.append(_ctype(self.m, t, cname))
+                inner.captures[r.hash] = cname
+        body = next((k for k in lam.get_children() if _kind(k) == "COMPOUND_STMT"), None)
+        if body is None:
+            _unsupported(lam, "a lambda without a body")
+        method = next((k for k in self.closure(lam.type).get_children() if k.spelling == "operator()"), None)
+        ret = _ctype(self.m, method.result_type) if method is not None else "void"
+        text = " ".join(self.node(body, inner, lam).split())
+        space = f"{sc.device} " if sc.device else ""
+        sc.prelude.append(f"static {space}{ret} {name}({', '.join(params) or 'void'}) {text}")
+        got = (name, caps)
+        sc.lambdas[key] = got
+        return got
+
+    def lambda_call(self, c, r, args, sc: Scope) -> str | None:
+        """``f(a)`` of a lambda variable, ``[&]{...}()`` -> the generated function."""
+        closure = r.semantic_parent
+        if closure is None or not closure.spelling.startswith("(lambda"):
+            return None
+        got = sc.lambdas.get(closure.hash)
+        if got is None:
+            lam = next((x for x in c.walk_preorder() if _kind(x) == "LAMBDA_EXPR"), None)
+            if lam is None:
+                _unsupported(c, "a call of a lambda that is not a local variable or written in place")
+            got = self.lambda_function(lam, sc)
+        name, caps = got
+        if args and self.closure(args[0].type) is not None:
+            args = args[1:]   # the closure object itself
+        rendered = [self.node(a, sc, c) for a in args]
+        for var, by_ref in caps:
+            ref = sc.captures.get(var.hash, var.spelling)
+            rendered.append(f"&({ref})" if by_ref else ref)
+        return f"{name}({', '.join(rendered)})"
 
     def explicit_base(self, member_ref) -> bool:
         s = member_ref.extent.start.offset
@@ -887,6 +996,8 @@ class Printer:
         if r is None:
             return None
         rk = _kind(r)
+        if r.hash in sc.captures:
+            return sc.captures[r.hash]
         if rk == "PARM_DECL":
             got = sc.params.get(r.hash)
             if got is None:
@@ -913,6 +1024,10 @@ class Printer:
         if r is None:
             return None
         args = list(c.get_arguments())
+        if _kind(r) == "CXX_METHOD" and r.spelling == "operator()":
+            got = self.lambda_call(c, r, args, sc)
+            if got is not None:
+                return got
         if r.spelling in IDENTITY_CALLS and not self.m.user(r) and len(args) == 1:
             return "(" + self.node(args[0], sc, c) + ")"
         if _kind(r) == "FUNCTION_DECL" and r.spelling.startswith("operator") and self.m.user(r):
@@ -1076,6 +1191,7 @@ class Printer:
             lt = self.text.find("<", ps)
             start = _matching_angle(self.text, lt)
         sc = self.scope_for(inst)
+        sc.device = self.space_of(d) if _kind(d) == "FUNCTION_DECL" else self.space_of(d)
         body = next((k for k in d.get_children() if _kind(k) == "COMPOUND_STMT"), None)
         if body is None:
             _unsupported(d, f"'{d.spelling}' is used but its definition was not instantiated")
@@ -1137,6 +1253,8 @@ class Printer:
                          " return self_; " + body_text[last:])
         text = self.gap(start, body.extent.start.offset, sc) + body_text + \
             self.gap(body.extent.end.offset, pe, sc)
+        if sc.prelude:
+            text = " ".join(sc.prelude) + " " + text
         return "\n" * self.text.count("\n", ps, start) + text
 
     def member_inits(self, d, close_paren: int, body, sc: Scope) -> list[tuple[str, str]]:
@@ -1208,7 +1326,43 @@ class Printer:
             cur = max(cur, x.pattern.extent.end.offset)
         return "".join(out)
 
+    def flatten_namespaces(self) -> None:
+        """C has one namespace: ``namespace X {`` / ``}`` of the user's namespaces go, with
+        ``using namespace X;`` (the qualifiers ``X::`` go where they are used)."""
+        def visit(parent):
+            for c in parent.get_children():
+                if not self.m.user(c):
+                    continue
+                k = _kind(c)
+                if k == "NAMESPACE":
+                    s, e = _rng(c)
+                    brace = self.text.find("{", s, e)
+                    if brace < 0 or self.text[e - 1:e] != "}":
+                        continue
+                    self.rw.replace(s, brace + 1, "")
+                    self.rw.replace(e - 1, e, "")
+                    visit(c)
+                elif k in ("USING_DIRECTIVE", "NAMESPACE_ALIAS") and self.user_namespace_named(c):
+                    s, e = _rng(c)
+                    self.rw.replace(s, _through_semicolon(self.text, e), "")
+                elif k == "LINKAGE_SPEC":
+                    visit(c)
+        visit(self.m.unit.tu.cursor)
+
+    def user_namespace_named(self, c) -> bool:
+        ref = next((x for x in c.get_children() if _kind(x) == "NAMESPACE_REF"), None)
+        return ref is not None and ref.referenced is not None and self.m.user(ref.referenced)
+
+    def namespace_qualifier(self, ref) -> int | None:
+        """End of ``X::`` for a reference to a user namespace, else None."""
+        r = ref.referenced
+        if r is None or not self.m.user(r) or _kind(r) != "NAMESPACE":
+            return None
+        mm = re.compile(r"\s*::").match(self.text, ref.extent.end.offset)
+        return mm.end() if mm else None
+
     def apply(self, tops) -> None:
+        self.flatten_namespaces()
         by_pattern: dict[int, list[Inst]] = {}
         for inst in self.m.order:
             if inst.kind == "method":
@@ -1227,6 +1381,9 @@ class Printer:
                 self.rw.replace(s, e, lambda rw, s=s, e=e, insts=insts: self.top(s, e, insts))
             elif k == "ENUM_DECL" and top.is_scoped_enum():
                 self.scoped_enum(top)
+            elif k == "TYPE_ALIAS_DECL":
+                self.rw.replace(s, _through_semicolon(self.text, e),
+                                lambda rw, top=top: f"typedef {_ctype(self.m, top.underlying_typedef_type, top.spelling)};")
             else:
                 self.root_edits(top)
 
@@ -1267,14 +1424,30 @@ class Printer:
         close = text.rfind("}", s, e)
         self.rw.replace(close, close + 1, f"}} {c.spelling}")
 
+    def space_of(self, fn) -> str:
+        s = fn.extent.start.offset
+        head = self.text[s:fn.location.offset]
+        dev = re.search(r"\b(__device__|__global__|__mlu_func__|__mlu_global__|__mlu_entry__)\b", head)
+        host = re.search(r"\b__host__\b", head)
+        if dev and host:
+            return "__host__ __device__"
+        if dev:
+            return "__mlu_func__" if dev.group(1).startswith("__mlu") else "__device__"
+        return ""
+
     def root_edits(self, top) -> None:
-        sc = Scope()
+        sc = Scope(device=self.space_of(top) if _kind(top) in FUNCTION_KINDS else "")
 
         def visit(c, parent):
             for k in c.get_children():
                 if not self.m.user(k):
                     continue
                 ks, ke = _rng(k)
+                if _kind(k) == "NAMESPACE_REF":
+                    end = self.namespace_qualifier(k)
+                    if end is not None:
+                        self.rw.replace(ks, end, "")
+                    continue
                 if _kind(k) == "TEMPLATE_REF" and self.m.user(k.referenced):
                     name = self.record_name(c) or self.record_by_spelling(k)
                     lt = self.text.find("<", ke)
@@ -1293,6 +1466,9 @@ class Printer:
                     continue
                 visit(k, c)
         visit(top, None)
+        if sc.prelude:
+            at = top.extent.start.offset
+            self.rw.replace(at, at, " ".join(sc.prelude) + " ")
         for mm in _ATTR.finditer(strip_comments(self.text[top.extent.start.offset:top.extent.end.offset])):
             a = top.extent.start.offset + mm.start()
             self.rw.replace(a, a + len(mm.group(0)), "")

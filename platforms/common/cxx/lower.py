@@ -606,4 +606,8 @@ def lower(unit: ParsedUnit, source: str) -> tuple[str, list[str]]:
             applied.append(rewrite.__name__)
     if not applied:
         return source, []
-    return rw.result().encode("latin-1").decode("utf-8"), applied
+    try:
+        text = rw.result()   # instances are printed here (their edits render lazily)
+    except instantiate.Unsupported as exc:
+        raise Unsupported(str(exc), exc.line, exc.col, exc.construct) from None
+    return text.encode("latin-1").decode("utf-8"), applied
