@@ -36,6 +36,7 @@ from platforms.common.emulate_util import (apply_edits, c_string, inline_local_i
                                            mask_code, match_backward, match_forward,
                                            param_list_without_defaults, scan_functions, space_before,
                                            split_top, word_before)
+from platforms.common.preprocess import unicode_whitespace_to_spaces
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -358,6 +359,7 @@ def build_unit(source: str, path: str, *, strict: bool, profile: dict, platform:
                extra_defines: list[str], extra_code: str = "", transform=None) -> str:
     del strict  # strictness is chosen at run time (__xp_configure), the unit is the same
     text = inline_local_includes(source, path) if path else source
+    text = unicode_whitespace_to_spaces(text)   # what clang and nvcc accept as whitespace
     if transform is not None:
         text = transform(text)
     body, kernels = rewrite_source(text, platform)

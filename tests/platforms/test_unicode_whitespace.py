@@ -93,3 +93,13 @@ def test_bang_prepare_and_run_with_unicode_spaces(tmp_path):
     y = np.zeros(64, np.float32)
     run_kernel(path, args=[x, y, 64], launch={"clusters": 1, "cores": 1, "type": "block"})
     np.testing.assert_array_equal(y, x * 3.0)
+
+
+@pytest.mark.parametrize("platform,head", [("cuda", ""), ("hip", "#include <hip/hip_runtime.h>\n")])
+def test_gpu_sources_with_unicode_spaces_build_and_run(tmp_path, platform, head):
+    src = head + f"__global__ void k(float *a,{NBSP}int n) {{\n  int i = threadIdx.x;{NBSP}if (i < n) a[i] = 2.0f * i;\n}}\n"
+    path = tmp_path / f"k.{'cu' if platform == 'cuda' else 'hip'}"
+    path.write_text(src)
+    a = np.zeros(8, np.float32)
+    run_kernel(path, args=[a, 8], launch={"grid": (1, 1, 1), "block": (8, 1, 1)})
+    np.testing.assert_array_equal(a, 2.0 * np.arange(8, dtype=np.float32))
