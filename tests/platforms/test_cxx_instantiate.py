@@ -255,3 +255,27 @@ def test_lambdas_type_aliases_namespaces_assert_and_printf(tmp_path):
     # scale is captured by reference: the in-place lambda's write is seen after it (1.0)
     run_kernel(path, args=[x, out, 100], program=program, source=program.source, strict=True)
     np.testing.assert_allclose(out[0], (x.astype(np.float64) ** 2).sum(), rtol=1e-5)
+
+
+EXPLICIT_SPECIALISATIONS = r"""
+#include <cuda_runtime.h>
+template <typename T> struct traits { static __device__ T one() { return 1; } };
+template <> struct traits<float> { static __device__ float one() { return 1.5f; } };
+template <typename T> __device__ T twice(T v) { return 2 * v; }
+template <> __device__ float twice<float>(float v) { return 3 * v; }
+__global__ void k(float *a, int *b) {
+  a[threadIdx.x] = twice(traits<float>::one());
+  b[threadIdx.x] = twice(traits<int>::one());
+}
+"""
+
+
+def test_explicit_specialisations_are_the_ones_called(tmp_path):
+    path = _write(tmp_path, "spec.cu", EXPLICIT_SPECIALISATIONS)
+    program = _lowered(path, "cuda")
+    a = np.zeros(2, np.float32)
+    b = np.zeros(2, np.int32)
+    run_kernel(path, args=[a, b], launch={"grid": (1, 1, 1), "block": (2, 1, 1)}, program=program,
+               source=program.source, strict=True)
+    np.testing.assert_array_equal(a, [4.5, 4.5])   # twice<float> is 3 * v, traits<float>::one 1.5
+    np.testing.assert_array_equal(b, [2, 2])

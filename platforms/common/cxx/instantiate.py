@@ -306,7 +306,7 @@ class Monomorphiser:
         k = self.key(d)
         if k in self.insts:
             return self.insts[k]
-        pattern = specialized_template(d)
+        pattern = self.pattern_of(d)
         if pattern is None:
             # a plain struct: only one with member functions is rewritten
             if not self.has_methods(d):
@@ -324,6 +324,17 @@ class Monomorphiser:
         for f in d.type.get_fields():
             self.need_record(self.record_of_type(f.type))
         return inst
+
+    def pattern_of(self, d):
+        """The text a specialisation is printed from: the template clang instantiated, or the
+        specialisation itself when the user wrote it (``template <> struct S<float> {...}``)."""
+        pattern = specialized_template(d)
+        if pattern is None:
+            return None
+        ps, pe = _rng(pattern)
+        if self.user(d) and not ps <= d.location.offset < pe and d.is_definition():
+            return d
+        return pattern
 
     def written_body(self, d) -> bool:
         for k in d.get_children():
@@ -350,7 +361,7 @@ class Monomorphiser:
         if parent is not None and parent.spelling.startswith("(lambda"):
             return None
         owner = self.need_record(parent) if parent is not None and _kind(parent) in RECORD_KINDS else None
-        pattern = specialized_template(d)
+        pattern = self.pattern_of(d)
         if owner is None and pattern is None:
             return None  # a plain function: it is in the text already
         if owner is not None:
@@ -1211,6 +1222,9 @@ class Printer:
                 _unsupported(d, "a returned reference spelled through an alias")
             sc.points[amp] = (1, "*")
             sc.ref_return = True
+        explicit = re.match(r"\s*<", self.text[name_end:name_end + 20])
+        if explicit and not d.spelling.startswith("operator"):
+            name_end = _matching_angle(self.text, name_end + explicit.end() - 1)   # f<float>(...)
         sc.points[name_at] = (name_end - name_at, new_name)
         parms = list(d.get_arguments())
         # the parameter list: printed from the instance (packs expanded, references lowered)
