@@ -173,7 +173,23 @@ class ParsedUnit:
         return loc.file is not None and self.in_user_file_name(loc.file.name)
 
     def in_user_file_name(self, name: str) -> bool:
-        return os.path.abspath(name) == os.path.abspath(self.path)
+        return _same_path(name, self.path)
+
+    def user_cursors(self) -> list:
+        """Every cursor of the user's file, in preorder: the subtrees of its top-level
+        declarations (walking the whole unit visits the runtime and standard headers too:
+        about 800k cursors and seconds per walk)."""
+        cached = getattr(self, "_user_cursors", None)
+        if cached is None:
+            cached = [c for top in self.tu.cursor.get_children() if self.in_user_file(top)
+                      for c in top.walk_preorder() if self.in_user_file(c)]
+            self._user_cursors = cached
+        return cached
+
+
+@functools.lru_cache(maxsize=4096)
+def _same_path(a: str, b: str) -> bool:
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 @functools.lru_cache(maxsize=None)

@@ -214,7 +214,7 @@ def cooperative_groups(unit: ParsedUnit, rw: Rewriter) -> None:
         line, col = pos(c)
         raise Unsupported(f"cooperative groups: {what}", line, col, c.spelling or _kind(c))
 
-    cursors = [c for c in unit.tu.cursor.walk_preorder() if unit.in_user_file(c)]
+    cursors = unit.user_cursors()
     removed: list[tuple[int, int]] = []   # deleted declarations: what is inside them is gone too
     # 1. declarations of group variables go; remember their kind
     for c in cursors:
@@ -504,8 +504,8 @@ def default_arguments(unit: ParsedUnit, rw: Rewriter) -> None:
     relies on it passes it explicitly (C has no default arguments)."""
     text = rw.text
     defaults: dict[str, list[str | None]] = {}
-    for c in unit.tu.cursor.walk_preorder():
-        if c.kind.name not in ("FUNCTION_DECL", "CXX_METHOD") or not unit.in_user_file(c):
+    for c in unit.user_cursors():
+        if c.kind.name not in ("FUNCTION_DECL", "CXX_METHOD"):
             continue
         vals: list[str | None] = []
         for p in c.get_arguments():
@@ -521,8 +521,8 @@ def default_arguments(unit: ParsedUnit, rw: Rewriter) -> None:
             defaults[c.get_usr()] = vals
     if not defaults:
         return
-    for c in unit.tu.cursor.walk_preorder():
-        if c.kind.name != "CALL_EXPR" or not unit.in_user_file(c) or c.referenced is None:
+    for c in unit.user_cursors():
+        if c.kind.name != "CALL_EXPR" or c.referenced is None:
             continue
         vals = defaults.get(c.referenced.get_usr())
         if vals is None:
@@ -542,7 +542,7 @@ def uncaught_throw(unit: ParsedUnit, rw: Rewriter) -> None:
     """``throw X;`` in a file without ``try`` ends the program through std::terminate, which
     aborts: the same as ``abort();`` (the error paths of host launchers:
     ``if (err != hipSuccess) throw std::runtime_error(...)``). A file with a ``try`` keeps it."""
-    cursors = [c for c in unit.tu.cursor.walk_preorder() if unit.in_user_file(c)]
+    cursors = unit.user_cursors()
     if any(c.kind.name == "CXX_TRY_STMT" for c in cursors):
         return
     for c in cursors:
@@ -559,9 +559,7 @@ def braced_values(unit: ParsedUnit, rw: Rewriter) -> None:
     text = rw.text
     keep: set[tuple[int, int]] = set()
     lists = []
-    for c in unit.tu.cursor.walk_preorder():
-        if not unit.in_user_file(c):
-            continue
+    for c in unit.user_cursors():
         k = c.kind.name
         if k in ("VAR_DECL", "FIELD_DECL", "INIT_LIST_EXPR"):
             for d in c.get_children():
