@@ -140,10 +140,11 @@ def test_member_functions_constructors_references_and_a_variadic_launcher(tmp_pa
 
 
 @pytest.mark.parametrize("body, line, what", [
-    ("out[0] = apply(\n    [](float v) { return v * 2; });", 7, "lambda"),
+    ("float s = 2;\n  out[0] = apply([&](float v) { return v * s; });", 7, "lambda with captures"),
     ("vec2 a{1, 2}, b{3, 4};\n  out[0] = (a - b).x;", 7, "free function"),
 ])
 def test_what_cannot_be_expressed_is_refused_with_its_position(tmp_path, body, line, what):
+    # (a capture-less lambda passed to a function is lowered: test_lambda_functor_arguments)
     text = ("template <class T> struct box { T v; };\n"
             "struct vec2 { float x, y; };\n"
             "template <class F> __device__ float apply(F f) { return f(1.0f); }\n"
@@ -279,3 +280,40 @@ def test_explicit_specialisations_are_the_ones_called(tmp_path):
                source=program.source, strict=True)
     np.testing.assert_array_equal(a, [4.5, 4.5])   # twice<float> is 3 * v, traits<float>::one 1.5
     np.testing.assert_array_equal(b, [2, 2])
+
+
+FUNCTOR_LAMBDAS = r"""
+#include <cuda_runtime.h>
+template <typename F>
+__device__ float apply2(F f, float v) { return f(f(v)); }
+template <typename T, typename Op>
+__global__ void map(const T *x, T *y, int n, Op op) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = op(x[i]);
+}
+__global__ void k(float *out) {
+  out[threadIdx.x] = apply2([](float v) { return v * 3.0f; }, 1.0f + threadIdx.x);
+}
+extern "C" void entry(const float *x, float *y, float *out, int n) {
+  float *dx, *dy, *dout;
+  cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dy, n * sizeof(float)); cudaMalloc(&dout, 4 * sizeof(float));
+  cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  map<<<(n + 31) / 32, 32>>>(dx, dy, n, [] __device__ (float v) { return v + 1.0f; });
+  k<<<1, 4>>>(dout);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaMemcpy(out, dout, 4 * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx); cudaFree(dy); cudaFree(dout);
+}
+"""
+
+
+def test_lambda_functor_arguments(tmp_path):
+    path = _write(tmp_path, "map.cu", FUNCTOR_LAMBDAS)
+    program = _lowered(path, "cuda")
+    assert "(lambda" not in program.source and str(tmp_path) not in program.source
+    x = np.arange(40, dtype=np.float32)
+    y = np.zeros(40, np.float32)
+    out = np.zeros(4, np.float32)
+    run_kernel(path, args=[x, y, out, 40], program=program, source=program.source, strict=True)
+    np.testing.assert_array_equal(y, x + 1)
+    np.testing.assert_array_equal(out, 9 * np.arange(1, 5, dtype=np.float32))

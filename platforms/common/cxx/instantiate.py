@@ -269,6 +269,7 @@ class Monomorphiser:
         self.uses: dict[int, list[Inst]] = {}   # id(instance) -> function instances its body uses
         self.current: Inst | None = None
         self.const_uses: dict[str, list[Inst]] = {}
+        self.lambda_args: dict[int, tuple[str, object]] = {}   # closure hash -> (function name, lambda)
 
     # -- discovery ------------------------------------------------------------------------------
     def user(self, c) -> bool:
@@ -377,7 +378,8 @@ class Monomorphiser:
         else:
             if not self.user(pattern):
                 return None
-            args = self.template_args(d) + [fn for _, fn in sorted(const_args.items())]
+            targs = self.template_args(d)
+            args = targs + [fn for _, fn in sorted(const_args.items()) if fn not in targs]
             inst = Inst("function", d, pattern, self.fresh("_".join([d.spelling, *[sanitize(a) for a in args]])))
             inst.bindings = self.bind(pattern, d, self.template_args(d))
             inst.const_args = const_args
@@ -401,6 +403,14 @@ class Monomorphiser:
             if i >= len(params):
                 break
             t = params[i].type.get_canonical()
+            lam = _lambda_in(a)
+            if lam is not None and Printer.closure(t) is not None:
+                # a lambda as a functor argument: the instance calls the lambda's function
+                ch = Printer.closure(t).hash
+                if ch not in self.lambda_args:
+                    self.lambda_args[ch] = (self.fresh(f"__xp_lambda_{lam.location.line}"), lam)
+                const_args[i] = self.lambda_args[ch][0]
+                continue
             if _tkind(t) != "POINTER" or _tkind(t.get_pointee()) not in ("FUNCTIONPROTO", "FUNCTIONNOPROTO"):
                 continue
             fn = _function_named(a)
@@ -423,7 +433,13 @@ class Monomorphiser:
             except ValueError:
                 kind = "PACK"
             if kind == "TYPE":
-                out.append(self.ctype(d.get_template_argument_type(i)))
+                t = d.get_template_argument_type(i)
+                closure = Printer.closure(t)
+                if closure is not None:   # a lambda's type: named by its function, never by its path
+                    got = self.lambda_args.get(closure.hash)
+                    out.append(got[0] if got else "lambda")
+                    continue
+                out.append(self.ctype(t))
             elif kind == "INTEGRAL":
                 out.append(str(_int_arg(d, i)))
             elif kind == "PACK":
@@ -563,6 +579,19 @@ def _uses_this(method) -> bool:
     return False
 
 
+def _lambda_in(expr):
+    """The lambda an argument is (``[](float v) {...}``, through implicit conversions)."""
+    c = expr
+    for _ in range(6):
+        if _kind(c) == "LAMBDA_EXPR":
+            return c
+        kids = list(c.get_children())
+        if _kind(c) not in ("UNEXPOSED_EXPR", "PAREN_EXPR", "CALL_EXPR") or len(kids) != 1:
+            return None
+        c = kids[0]
+    return None
+
+
 def _function_named(expr):
     """The function an argument names (``k``, ``&k``, ``k<T>``), else None."""
     c = expr
@@ -670,6 +699,7 @@ _ATTR = re.compile(r"\[\[[^\[\]]*\]\]")
 class Printer:
     def __init__(self, m: Monomorphiser):
         self.m, self.rw, self.text = m, m.rw, m.text
+        self.lambda_signatures: dict[str, str] = {}
 
 
     # -- text ---------------------------------------------------------------------------------------
@@ -900,6 +930,10 @@ class Printer:
         if k == "TYPE_ALIAS_DECL":
             return f"typedef {_ctype(self.m, c.underlying_typedef_type, c.spelling)}"
         if k == "LAMBDA_EXPR":
+            closure = self.closure(c.type)
+            if closure is not None and closure.hash in self.m.lambda_args:
+                self.lambda_function(c, sc)
+                return self.m.lambda_args[closure.hash][0]
             _unsupported(c, "a lambda used other than called or named by a local variable")
         return None
 
@@ -949,7 +983,10 @@ class Printer:
             by_ref = bool(re.search(r"&\s*" + re.escape(r.spelling) + r"\b", intro)) or (
                 default_ref and not re.search(r"[\[,]\s*" + re.escape(r.spelling) + r"\s*[,\]]", intro))
             caps.append((r, by_ref))
-        name = self.m.fresh(f"__xp_lambda_{lam.location.line}")
+        pre = self.m.lambda_args.get(self.closure(lam.type).hash)
+        if pre is not None and caps:
+            _unsupported(lam, "a lambda with captures passed to a function (a functor argument)")
+        name = pre[0] if pre is not None else self.m.fresh(f"__xp_lambda_{lam.location.line}")
         inner = Scope(inst=sc.inst, bindings=dict(sc.bindings), packs=sc.packs, device=sc.device,
                       lambdas=sc.lambdas, prelude=sc.prelude)
         params = []
@@ -971,11 +1008,43 @@ class Printer:
         method = next((k for k in self.closure(lam.type).get_children() if k.spelling == "operator()"), None)
         ret = _ctype(self.m, method.result_type) if method is not None else "void"
         text = " ".join(self.node(body, inner, lam).split())
-        space = f"{sc.device} " if sc.device else ""
-        sc.prelude.append(f"static {space}{ret} {name}({', '.join(params) or 'void'}) {text}")
+        space = self.lambda_space(lam, sc)
+        space = f"{space} " if space else ""
+        sig = f"static {space}{ret} {name}({', '.join(params) or 'void'})"
+        self.lambda_signatures[name] = sig + ";"
+        sc.prelude.append(f"{sig} {text}")
         got = (name, caps)
         sc.lambdas[key] = got
         return got
+
+    def lambda_prototype(self, name: str, sc: Scope) -> str | None:
+        """Declaration of a functor lambda's function (its definition is in the caller, which
+        may come after the template instance that calls it)."""
+        lam = next((lam for n, lam in self.m.lambda_args.values() if n == name), None)
+        if lam is None:
+            return None
+        tmp = Scope(bindings=dict(sc.bindings))
+        params = []
+        for p in (k for k in lam.get_children() if _kind(k) == "PARM_DECL"):
+            tmp.params[p.hash] = (p.spelling, self.by_pointer(p))
+            params.append(self.param_text(p, tmp))
+        method = next((k for k in self.closure(lam.type).get_children() if k.spelling == "operator()"), None)
+        ret = _ctype(self.m, method.result_type) if method is not None else "void"
+        space = self.lambda_space(lam, sc)
+        space = f"{space} " if space else ""
+        return f"static {space}{ret} {name}({', '.join(params) or 'void'});"
+
+    def lambda_space(self, lam, sc: Scope) -> str:
+        """Where a lambda's function runs: as annotated (``[] __device__ (...)``), both sides
+        for a functor argument (the callee decides), else the enclosing function's side."""
+        ls, le = _rng(lam)
+        head = self.text[ls:self.text.find("{", ls, le) if self.text.find("{", ls, le) > 0 else le]
+        marks = re.findall(r"\b(__device__|__host__)\b", head)
+        if marks:
+            return " ".join(sorted(set(marks), reverse=True))
+        if self.closure(lam.type) is not None and self.closure(lam.type).hash in self.m.lambda_args:
+            return "__host__ __device__"
+        return sc.device
 
     def lambda_call(self, c, r, args, sc: Scope) -> str | None:
         """``f(a)`` of a lambda variable, ``[&]{...}()`` -> the generated function."""
@@ -983,6 +1052,8 @@ class Printer:
         if closure is None or not closure.spelling.startswith("(lambda"):
             return None
         got = sc.lambdas.get(closure.hash)
+        if got is None and closure.hash in self.m.lambda_args:
+            got = (self.m.lambda_args[closure.hash][0], [])   # a functor argument (no captures)
         if got is None:
             lam = next((x for x in c.walk_preorder() if _kind(x) == "LAMBDA_EXPR"), None)
             if lam is None:
@@ -1063,11 +1134,20 @@ class Printer:
         if not method_call and not any(ref_params) and not inst.const_args:
             return None   # the callee is renamed where it is named (launch configurations stay)
         callee = list(c.get_children())[0]
-        if "<<<" in self.text[callee.extent.end.offset:args[0].extent.start.offset if args else c.extent.end.offset]:
-            _unsupported(c, "a kernel with reference parameters")
+        config = ""
+        ce = callee.extent.end.offset
+        if "<<<" in self.text[ce:args[0].extent.start.offset if args else c.extent.end.offset]:
+            if any(ref_params):
+                _unsupported(c, "a kernel with reference parameters")
+            close = self.text.find(">>>", ce) + 3
+            config = self.span(ce, close, [k for k in c.get_children()
+                                            if ce <= k.extent.start.offset < close], sc, c)
         rendered = []
         for i, a in enumerate(args):
             if i in inst.const_args:
+                lam = _lambda_in(a)
+                if lam is not None:
+                    self.lambda_function(lam, sc)   # defined in the caller's scope, called by name
                 continue
             txt = self.node(a, sc, c)
             rendered.append(f"&({txt})" if i < len(ref_params) and ref_params[i] else txt)
@@ -1085,7 +1165,7 @@ class Printer:
                 this = self.this_arg(r, self.node(obj, sc, member), pointer="->" in between, sc=sc)
             if this is not None:
                 rendered.insert(0, this)
-        return self.deref(r, f"{inst.name}({', '.join(rendered)})")
+        return self.deref(r, f"{inst.name}{config}({', '.join(rendered)})")
 
     def this_arg(self, method, obj: str, pointer: bool, sc: Scope) -> str | None:
         """How a method receives its object: not at all when its body never uses it, by
@@ -1267,8 +1347,9 @@ class Printer:
                          " return self_; " + body_text[last:])
         text = self.gap(start, body.extent.start.offset, sc) + body_text + \
             self.gap(body.extent.end.offset, pe, sc)
-        if sc.prelude:
-            text = " ".join(sc.prelude) + " " + text
+        protos = [self.lambda_prototype(n, sc) for n in inst.const_args.values() if n.startswith("__xp_lambda_")]
+        if protos or sc.prelude:
+            text = " ".join([*filter(None, protos), *sc.prelude]) + " " + text
         return "\n" * self.text.count("\n", ps, start) + text
 
     def member_inits(self, d, close_paren: int, body, sc: Scope) -> list[tuple[str, str]]:
@@ -1482,6 +1563,9 @@ class Printer:
         visit(top, None)
         if sc.prelude:
             at = top.extent.start.offset
+            linkage = re.search(r"extern\s*\"C\"\s*$", self.text[max(0, at - 40):at])
+            if linkage:   # before 'extern "C"', or the helpers would take its linkage
+                at -= len(linkage.group(0))
             self.rw.replace(at, at, " ".join(sc.prelude) + " ")
         for mm in _ATTR.finditer(strip_comments(self.text[top.extent.start.offset:top.extent.end.offset])):
             a = top.extent.start.offset + mm.start()
