@@ -224,6 +224,7 @@ class Inst:
     owner: "Inst | None" = None
     methods: list["Inst"] = field(default_factory=list)
     const_args: dict = field(default_factory=dict)   # parameter index -> function name it is bound to
+    plain_uses: list = field(default_factory=list)   # plain functions it calls through those
 
 
 def _kind(c) -> str:
@@ -269,6 +270,7 @@ class Monomorphiser:
         self.uses: dict[int, list[Inst]] = {}   # id(instance) -> function instances its body uses
         self.current: Inst | None = None
         self.const_uses: dict[str, list[Inst]] = {}
+        self.const_plain: dict[str, list] = {}   # plain functions a const-arg instance calls
         self.lambda_args: dict[int, tuple[str, object]] = {}   # closure hash -> (function name, lambda)
 
     # -- discovery ------------------------------------------------------------------------------
@@ -384,6 +386,7 @@ class Monomorphiser:
             inst.bindings = self.bind(pattern, d, self.template_args(d))
             inst.const_args = const_args
             self.uses[id(inst)] = list(self.const_uses.get(self.key(d), []))
+            inst.plain_uses = list(self.const_plain.get(self.key(d), []))
         self.insts[k] = inst
         self.order.append(inst)
         self.work.append(inst)
@@ -420,6 +423,8 @@ class Monomorphiser:
             const_args[i] = inst.name if inst is not None else fn.spelling
             if inst is not None:
                 self.const_uses.setdefault(k, []).append(inst)
+            elif self.user(fn):
+                self.const_plain.setdefault(k, []).append(fn.get_definition() or fn)
         if not const_args:
             return k, {}
         return k + "|" + "|".join(f"{i}={n}" for i, n in sorted(const_args.items())), const_args
@@ -1496,14 +1501,26 @@ class Printer:
             for used in self.m.uses.get(id(inst), []):
                 if used.kind == "function" and used.pattern.extent.start.offset >= e and used not in later:
                     later.append(used)
-        if later:   # used here, defined further down (C++ instantiates at the end of the file)
-            copies[0] = " ".join(self.function(x, signature_only=True) for x in later) + " " + copies[0]
+        protos = [self.function(x, signature_only=True) for x in later]
+        for inst in insts:
+            for fn in inst.plain_uses:
+                if fn.extent.start.offset >= e:
+                    protos.append(self.plain_prototype(fn))
+        if protos:   # used here, defined further down (C++ instantiates at the end of the file)
+            copies[0] = " ".join(dict.fromkeys(protos)) + " " + copies[0]
         first = copies[0]
         rest = [" ".join(ln for ln in c.split("\n") if not ln.lstrip().startswith("#")) for c in copies[1:]]
         out = first.rstrip("\n")
         if rest:
             out += " " + " ".join(" ".join(r.split()) for r in rest)
         return self.pad(out, s, e)
+
+    def plain_prototype(self, fn) -> str:
+        """``static __global__ void k(float *x, int n);`` from a plain function's own text."""
+        body = next((k for k in fn.get_children() if _kind(k) == "COMPOUND_STMT"), None)
+        end = body.extent.start.offset if body is not None else fn.extent.end.offset
+        head = strip_comments(self.rw.render(fn.extent.start.offset, end))
+        return " ".join(head.split()) + ";"
 
     def scoped_enum(self, c) -> None:
         s, e = _rng(c)
