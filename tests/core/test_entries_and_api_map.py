@@ -179,3 +179,31 @@ def test_api_map_maps_the_cooperative_groups_header_both_ways():
     text = _emit(back)
     assert "hip_cooperative_groups" not in text
     assert "#include <cooperative_groups/reduce.h>" in text     # includes <cooperative_groups.h>
+
+
+DEVICE_ATTRIBUTE = r"""
+#include <cuda_runtime.h>
+__global__ void fill(int *out, int n, int nsm) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = nsm > 0 ? i : -1;
+}
+extern "C" void entry(int *out, int n) {
+  int nsm = 0;
+  cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0);
+  int *d;
+  cudaMalloc(&d, n * sizeof(int));
+  fill<<<(n + 63) / 64, 64>>>(d, n, nsm);
+  cudaMemcpy(out, d, n * sizeof(int), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+}
+"""
+
+
+def test_device_attributes_are_mapped_to_hip(tmp_path):
+    src = tmp_path / "attr.cu"
+    src.write_text(DEVICE_ATTRIBUTE)
+    out = tmp_path / "attr.hip"
+    report = translate(str(src), "hip", str(out), arg_specs=parse_arg_specs(["n=100"]))
+    assert report.status == "verified"
+    text = out.read_text()
+    assert "hipDeviceGetAttribute(&nsm, hipDeviceAttributeMultiprocessorCount, 0)" in text
