@@ -84,21 +84,20 @@ def _lib():
 
     lib = ci.conf.lib
     if not _LIB_READY:
-        lib.clang_getSpecializedCursorTemplate.restype = ci.Cursor
-        lib.clang_getSpecializedCursorTemplate.argtypes = [ci.Cursor]
-        lib.clang_Cursor_Evaluate.restype = ctypes.c_void_p
-        lib.clang_Cursor_Evaluate.argtypes = [ci.Cursor]
-        lib.clang_EvalResult_getKind.restype = ctypes.c_int
-        lib.clang_EvalResult_getKind.argtypes = [ctypes.c_void_p]
-        lib.clang_EvalResult_isUnsignedInt.restype = ctypes.c_uint
-        lib.clang_EvalResult_isUnsignedInt.argtypes = [ctypes.c_void_p]
-        lib.clang_EvalResult_getAsUnsigned.restype = ctypes.c_ulonglong
-        lib.clang_EvalResult_getAsUnsigned.argtypes = [ctypes.c_void_p]
-        lib.clang_EvalResult_getAsLongLong.restype = ctypes.c_longlong
-        lib.clang_EvalResult_getAsLongLong.argtypes = [ctypes.c_void_p]
-        lib.clang_EvalResult_getAsDouble.restype = ctypes.c_double
-        lib.clang_EvalResult_getAsDouble.argtypes = [ctypes.c_void_p]
-        lib.clang_EvalResult_dispose.argtypes = [ctypes.c_void_p]
+        void = ctypes.c_void_p
+        signatures = {   # name: (result type, argument types); the Python bindings lack these
+            "clang_getSpecializedCursorTemplate": (ci.Cursor, [ci.Cursor]),
+            "clang_Cursor_Evaluate": (void, [ci.Cursor]),
+            "clang_EvalResult_getKind": (ctypes.c_int, [void]),
+            "clang_EvalResult_isUnsignedInt": (ctypes.c_uint, [void]),
+            "clang_EvalResult_getAsUnsigned": (ctypes.c_ulonglong, [void]),
+            "clang_EvalResult_getAsLongLong": (ctypes.c_longlong, [void]),
+            "clang_EvalResult_getAsDouble": (ctypes.c_double, [void]),
+            "clang_EvalResult_dispose": (None, [void]),
+        }
+        for name, (res, args) in signatures.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
         _LIB_READY = True
     return lib
 
@@ -204,6 +203,25 @@ def _matching_angle(text: str, i: int) -> int:
                 return i + 1
         i += 1
     return i
+
+
+def split_template_args(inner: str) -> list[str]:
+    """``A, B<C, D>, (E, F)`` -> ``["A", "B<C, D>", "(E, F)"]`` (the text between <>)."""
+    if not inner.strip():
+        return []
+    parts, depth, cur = [], 0, []
+    for ch in inner:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
 
 
 def sanitize(s: str) -> str:
@@ -491,20 +509,7 @@ class Monomorphiser:
             return []
         lt = m.end() - 1
         gt = _matching_angle(text, lt)
-        inner = text[lt + 1:gt - 1]
-        parts, depth, cur = [], 0, []
-        for ch in inner:
-            if ch in "<([":
-                depth += 1
-            elif ch in ">)]":
-                depth -= 1
-            if ch == "," and depth == 0:
-                parts.append("".join(cur).strip())
-                cur = []
-            else:
-                cur.append(ch)
-        parts.append("".join(cur).strip())
-        return parts
+        return split_template_args(text[lt + 1:gt - 1])
 
     def scan(self, root) -> None:
         """Everything under ``root`` that needs an instance."""
@@ -871,7 +876,7 @@ class Printer:
         return self.instance_by_text(tref.spelling, self.text[lt + 1:gt - 1], ("record",))
 
     def instance_by_text(self, name: str, args_text: str, kinds=("record", "function")) -> str | None:
-        args = [a.strip() for a in args_text.split(",")] if args_text.strip() else []
+        args = split_template_args(args_text)
         want = "_".join([name, *[sanitize(a) for a in args]])
         cands = [i for i in self.m.order if i.kind in kinds and i.decl.spelling == name]
         for i in cands:
@@ -1287,7 +1292,7 @@ class Printer:
             lt = self.text.find("<", ps)
             start = _matching_angle(self.text, lt)
         sc = self.scope_for(inst)
-        sc.device = self.space_of(d) if _kind(d) == "FUNCTION_DECL" else self.space_of(d)
+        sc.device = self.space_of(d)
         body = next((k for k in d.get_children() if _kind(k) == "COMPOUND_STMT"), None)
         if body is None:
             _unsupported(d, f"'{d.spelling}' is used but its definition was not instantiated")
@@ -1444,7 +1449,7 @@ class Printer:
                     visit(c)
                 elif k in ("USING_DIRECTIVE", "NAMESPACE_ALIAS") and self.user_namespace_named(c):
                     s, e = _rng(c)
-                    self.rw.replace(s, _through_semicolon(self.text, e), "")
+                    self.rw.replace(s, through_semicolon(self.text, e), "")
                 elif k == "LINKAGE_SPEC":
                     visit(c)
         visit(self.m.unit.tu.cursor)
@@ -1473,7 +1478,7 @@ class Printer:
             s, e = _rng(top)
             templ = k in TEMPLATE_KINDS or self.m.is_template_text(top)
             if templ or (k in RECORD_KINDS and self.m.has_methods(top)):
-                e = _through_semicolon(self.text, e)
+                e = through_semicolon(self.text, e)
                 insts = []
                 for off, lst in by_pattern.items():
                     if s <= off < e:
@@ -1482,7 +1487,7 @@ class Printer:
             elif k == "ENUM_DECL" and top.is_scoped_enum():
                 self.scoped_enum(top)
             elif k == "TYPE_ALIAS_DECL":
-                self.rw.replace(s, _through_semicolon(self.text, e),
+                self.rw.replace(s, through_semicolon(self.text, e),
                                 lambda rw, top=top: f"typedef {_ctype(self.m, top.underlying_typedef_type, top.spelling)};")
             else:
                 self.root_edits(top)
@@ -1589,7 +1594,7 @@ class Printer:
             self.rw.replace(a, a + len(mm.group(0)), "")
 
 
-def _through_semicolon(text: str, end: int) -> int:
+def through_semicolon(text: str, end: int) -> int:
     k = end
     while k < len(text) and text[k] in " \t":
         k += 1

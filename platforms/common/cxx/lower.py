@@ -227,7 +227,7 @@ def cooperative_groups(unit: ParsedUnit, rw: Rewriter) -> None:
             groups[c.get_usr()] = g
             stmt = c.semantic_parent and _decl_stmt(c)
             s, e = _offsets(stmt) if stmt is not None else _offsets(c)
-            e = _through_semicolon(text, e)
+            e = instantiate.through_semicolon(text, e)
             rw.replace(s, e, "")
             removed.append((s, e))
         elif _kind(c) == "PARM_DECL" and _is_group_type(c.type):
@@ -260,7 +260,7 @@ def cooperative_groups(unit: ParsedUnit, rw: Rewriter) -> None:
         if k in ("NAMESPACE_ALIAS", "USING_DIRECTIVE") and CG_NAMESPACE in " ".join(
                 t.spelling for t in c.get_tokens()):
             s, e = _offsets(c)
-            rw.replace(s, _through_semicolon(text, e), "")
+            rw.replace(s, instantiate.through_semicolon(text, e), "")
     for inc in unit.tu.get_includes():
         if inc.source is not None and unit.in_user_file_name(inc.source.name) and \
                 re.match(r"cooperative_groups(\.h|/)", _include_spelling(text, inc.location)):
@@ -291,13 +291,6 @@ def _decl_stmt(var):
         if _kind(c) == "DECL_STMT" and any(k == var for k in c.get_children()):
             return c
     return None
-
-
-def _through_semicolon(text: str, end: int) -> int:
-    k = end
-    while k < len(text) and text[k] in " \t":
-        k += 1
-    return k + 1 if k < len(text) and text[k] == ";" else end
 
 
 def _member_object(member_ref):
