@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from xpiler.errors import Diagnostic, XpilerError
+from xpiler.ir.errors import Diagnostic, XpilerError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import copy
 
 from pycparser import c_ast
 
-from xpiler.errors import Coord, Diagnostic
+from xpiler.ir.errors import Coord, Diagnostic
 
 PURE_CALLS = frozenset("""
 expf exp exp2f exp2 expm1f logf log log2f log2 log10f log1pf sqrtf sqrt rsqrtf cbrtf powf pow
@@ -44,7 +44,7 @@ def reparse(program, ast):
     Program's facts (params, launches, buffers, intrinsics) are those of its text."""
     import platforms
     from dataclasses import replace
-    from xpiler.program import parse_source
+    from xpiler.ir.program import parse_source
 
     text = platforms.module(program.platform, "backend").emit(replace(program, ast=ast, source=""))
     return parse_source(text, program.platform, program.path, entry=program.entry.name)

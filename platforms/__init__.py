@@ -19,7 +19,7 @@ FILE_SUFFIX = {"cuda": ".cu", "hip": ".hip", "bang": ".mlu", "vnni": ".cpp"}
 
 def canonical(name: str) -> str:
     """Return the platform id for ``name`` (``mlu`` -> ``bang``), or raise UsageError."""
-    from xpiler.errors import UsageError
+    from xpiler.ir.errors import UsageError
 
     key = name.strip().lower()
     key = ALIASES.get(key, key)

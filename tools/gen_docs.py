@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate docs/diagnostics.md and docs/passes.md from their one home.
 
-- xpiler/diagnostics.toml (front-end codes) -> docs/diagnostics.md
+- xpiler/ir/diagnostics.toml (front-end codes) -> docs/diagnostics.md
 - the pass registry (PassInfo of every module in xpiler.translate.PASS_MODULES) -> docs/passes.md
 
 ``--check`` exits 1 when a generated file is stale (a test runs it).
@@ -27,10 +27,10 @@ def _code_table(path: Path) -> list[str]:
 
 
 def diagnostics_md() -> str:
-    lines = [BANNER.format(src="xpiler/diagnostics.toml and passes/diagnostics.toml"), "# Diagnostic codes\n",
+    lines = [BANNER.format(src="xpiler/ir/diagnostics.toml and passes/diagnostics.toml"), "# Diagnostic codes\n",
              "## Front-end (XP1nnn)\n",
              "Every front-end error is printed as `file:line:col: error CODE: message` and exits with "
-             "status 2.\n", *_code_table(ROOT / "xpiler" / "diagnostics.toml"), "",
+             "status 2.\n", *_code_table(ROOT / "xpiler" / "ir" / "diagnostics.toml"), "",
              "## Passes (XP-PASS-nnn)\n",
              "A pass whose legality check fails is refused with one of these codes; the translation "
              "continues from the last verified program and the report lists the refusal.\n",

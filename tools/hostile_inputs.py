@@ -107,7 +107,7 @@ sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
 sys.path.insert(0, {root!r})
 from tools.hostile_inputs import CASES, EXT
 import platforms
-from xpiler.errors import XpilerError
+from xpiler.ir.errors import XpilerError
 p, case, stage, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 text = CASES[case][0](p, n)
 path = "/tmp/hostile" + EXT[p]
@@ -115,7 +115,7 @@ t0 = time.perf_counter()
 outcome = "ok"
 try:
     if stage == "parse":
-        from xpiler.program import parse_source
+        from xpiler.ir.program import parse_source
         parse_source(text, p, path)
     else:
         emu = platforms.module(p, "emulate")

@@ -14,7 +14,7 @@ __all__ = ["parse_file", "parse_source", "run_kernel", "__version__"]
 
 def __getattr__(name):  # PEP 562: keep start-up cheap
     if name in ("parse_file", "parse_source"):
-        from . import program
+        from .ir import program
 
         return getattr(program, name)
     if name == "run_kernel":

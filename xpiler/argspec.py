@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from .ir.errors import UsageError
 
 _GENERATORS = ("zeros", "ones", "random", "arange")
 

@@ -80,7 +80,7 @@ def sources(platform: str, corpus: str | Path | None = None) -> list[Path]:
 
 
 def directions(only: str | None = None) -> list[tuple[str, str]]:
-    from .errors import UsageError
+    from .ir.errors import UsageError
 
     out = [(a, b) for a in PLATFORMS for b in PLATFORMS if a != b]
     if only:
@@ -143,7 +143,7 @@ def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeou
     """Translate one corpus kernel; a Record as a dict (top level: picklable for the pool).
     With ``infer_inputs`` the kernel is copied without its case file, so the driver infers the
     verification inputs (xpiler.infer) instead of reading them."""
-    from .errors import XpilerError
+    from .ir.errors import XpilerError
     from .translate import translate
 
     path = Path(src)
@@ -209,7 +209,7 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
     corpus order (independent of --jobs). ``corpus``: a directory laid out like xpiler/corpus."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from .errors import UsageError
+    from .ir.errors import UsageError
     from .translate import PLANS
 
     if jobs < 1:
@@ -368,7 +368,7 @@ def main_cli(only=None, limit=0, jobs=1, do_compile=False, json_path=None, jsonl
 def main(argv=None) -> int:
     import argparse
 
-    from .errors import XpilerError
+    from .ir.errors import XpilerError
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", help="comma-separated SRC:DST directions (default: all 12)")

@@ -15,7 +15,7 @@ import sys
 import click
 
 from . import __version__
-from .errors import UsageError, XpilerError, debug_enabled
+from .ir.errors import UsageError, XpilerError, debug_enabled
 
 PLATFORM_CHOICES = ["cuda", "hip", "bang", "vnni", "mlu", "cpp", "c"]
 
@@ -91,7 +91,7 @@ def parse(file, platform, entry, as_json, args):
     (each host launch with grid/block or taskDim/function type, evaluated where the scalars allow;
     a kernel entry's default launch from the device profile), parallel units used vs available,
     on-chip buffer bytes and special instructions (see xpiler/resources.py)."""
-    from .program import parse_file
+    from .ir.program import parse_file
     from .resources import one_line, resources
 
     program = parse_file(file, platform, entry=entry)
@@ -165,7 +165,7 @@ def run(file, platform, entry, args, save, print_args, grid, block, shmem, clust
     import numpy as np
 
     from .argspec import parse_arg_specs
-    from .program import parse_file
+    from .ir.program import parse_file
     from .run import run_kernel
     from .verify import make_args
 
@@ -231,7 +231,7 @@ def check(a, b, args, seed, entry_a, entry_b, strict_b, timeout, as_json):
 
     Exit 0 when all outputs agree within the per-dtype tolerance, 1 otherwise."""
     from .argspec import parse_arg_specs
-    from .errors import MismatchError
+    from .ir.errors import MismatchError
     from .verify import check as run_check
 
     report = run_check(a, b, parse_arg_specs(args), seed, timeout=timeout, strict_b=strict_b,
@@ -307,7 +307,7 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
     from pathlib import Path
 
     from .argspec import parse_arg_specs
-    from .errors import TranslationFailed, Unverified
+    from .ir.errors import TranslationFailed, Unverified
     from .translate import (TranslationReport, _config_paths, check_output_path, same_file,
                             translate as run_translate)
 

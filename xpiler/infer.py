@@ -15,7 +15,7 @@ How
     1. Pointer sizes. Each pointer parameter's element count is, in order of trust:
        the host allocation the front-end found (``Param.size``, a C expression over the entry's
        scalars: ``cudaMalloc``/``cnrtMalloc`` + copies in the host wrapper); otherwise the
-       extent the entry touches, from the Z3/affine analysis ``passes.affine.extents`` (exact
+       extent the entry touches, from the Z3/affine analysis ``passes.analysis.affine.extents`` (exact
        elimination of the loop variables; the program is first lifted to canonical C with
        ``loop_recovery,devcopy,devtemp`` for CUDA/HIP (the host's device buffers become the
        entry's pointers) and ``detensorize,task_recovery`` for BANG, then the
@@ -122,10 +122,10 @@ def _informative(after, before) -> bool:
 
 
 def analysed_extents(program) -> tuple[dict, str]:
-    """Pointer -> extent (int, C text or None) from ``passes.affine.extents`` of the program
+    """Pointer -> extent (int, C text or None) from ``passes.analysis.affine.extents`` of the program
     lifted to canonical C; ({}, why) when the analysis is not possible."""
     try:
-        from passes import affine
+        from passes.analysis import affine
         from passes.base import REGISTRY, PassRefused, run_pass
         from .translate import load_passes
 
@@ -220,7 +220,7 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     import numpy as np
 
     from .argspec import random_array
-    from .errors import KernelRuntimeError, KernelTimeout, XpilerError
+    from .ir.errors import KernelRuntimeError, KernelTimeout, XpilerError
     from .run import numpy_dtype, run_kernel
 
     if program.entry is None:

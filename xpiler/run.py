@@ -14,7 +14,7 @@ How a run works
    side, so an out-of-bounds access at any plausible distance faults and names the argument),
    calls the entry and checks the canaries. The parent copies the results back into the caller's arrays.
 4. Errors come back as one ``__XPILER_ERROR__ {json}`` line and become typed exceptions
-   (``xpiler.errors``): BuildError, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
+   (``xpiler.ir.errors``): BuildError, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
    OutOfBoundsAccess, StrictModeViolation.
 """
 from __future__ import annotations
@@ -39,9 +39,9 @@ from typing import Any, Sequence
 import numpy as np
 
 import platforms
-from .errors import (BuildError, Coord, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
+from .ir.errors import (BuildError, Coord, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
                      OutOfBoundsAccess, StrictModeViolation, UsageError)
-from .program import Param, Program, parse_source
+from .ir.program import Param, Program, parse_source
 
 DEFAULT_MEMORY_LIMIT = 8 << 30      # bytes of address space a kernel may add
 DEFAULT_CACHE_MAX_MB = 4096         # build cache cap ($XPILER_CACHE_MAX_MB; 0 = no cap)

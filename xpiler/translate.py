@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import platforms
-from .errors import TranslationFailed, TranslationTimeLimit, UsageError, XpilerError, debug_enabled
+from .ir.errors import TranslationFailed, TranslationTimeLimit, UsageError, XpilerError, debug_enabled
 
 
 @dataclass
@@ -96,11 +96,11 @@ PLANS: dict[tuple[str, str], str] = {
     ("hip", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,localize,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
 }
 # modules whose import registers the passes the plans name
-PASS_MODULES = ("passes.api_map", "passes.loop_bind", "passes.loop_recovery", "passes.inline", "passes.sroa", "passes.memops", "passes.simplify", "passes.dce", "passes.indvar",
-                "passes.detensorize", "passes.task_recovery", "passes.detensorize_vnni", "passes.task_bind", "passes.tensorize_bang", "passes.devcopy", "passes.guard_continue",
-                "passes.scalarize_structs", "passes.const_prop", "passes.unit_loops", "passes.devtemp", "passes.goto_continue", "passes.fold_branches", "passes.unroll_const",
-                "passes.localize", "passes.loop_normalize", "passes.matrix_core_map",
-                "passes.loop_split", "passes.loop_reorder", "passes.loop_fuse", "passes.loop_expansion", "passes.loop_contraction", "passes.rematerialize", "passes.struct_consts", "passes.vector_types", "passes.std_calls", "passes.constant_symbols")
+PASS_MODULES = ("passes.map.api_map", "passes.lower.loop_bind", "passes.lift.loop_recovery", "passes.cleanup.inline", "passes.cleanup.sroa", "passes.cleanup.memops", "passes.cleanup.simplify", "passes.cleanup.dce", "passes.cleanup.indvar",
+                "passes.lift.detensorize", "passes.lift.task_recovery", "passes.lift.detensorize_vnni", "passes.lower.task_bind", "passes.tensorize.tensorize_bang", "passes.cleanup.devcopy", "passes.cleanup.guard_continue",
+                "passes.cleanup.scalarize_structs", "passes.cleanup.const_prop", "passes.cleanup.unit_loops", "passes.cleanup.devtemp", "passes.cleanup.goto_continue", "passes.cleanup.fold_branches", "passes.cleanup.unroll_const",
+                "passes.cleanup.localize", "passes.cleanup.loop_normalize", "passes.map.matrix_core_map",
+                "passes.schedule.loop_split", "passes.schedule.loop_reorder", "passes.schedule.loop_fuse", "passes.schedule.loop_expansion", "passes.schedule.loop_contraction", "passes.cleanup.rematerialize", "passes.cleanup.struct_consts", "passes.cleanup.vector_types", "passes.cleanup.std_calls", "passes.cleanup.constant_symbols")
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
@@ -337,7 +337,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     from passes.base import PassRefused, format_pipeline, run_pass
     from platforms.common.std_headers import include_lines
 
-    from .program import parse_file, parse_source
+    from .ir.program import parse_file, parse_source
     from .run import broken_rules, run_kernel
     from .verify import compare_arrays
 

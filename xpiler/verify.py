@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UsageError
+from .ir.errors import UsageError
 
 def tolerance(dtype: str) -> tuple[float, float]:
     """(rtol, atol) for comparing two kernels' ``dtype`` outputs.
@@ -139,7 +139,7 @@ def evaluate_size(program, size: str | None, scalars: dict) -> int | None:
     import re
 
     from platforms.common.consts import ConstantTable
-    from .program import DTYPES
+    from .ir.program import DTYPES
 
     table = ConstantTable(program.facts.get("defines", {}), lambda t: DTYPES.get(t, t))
     for name, value in scalars.items():
@@ -169,7 +169,7 @@ def check(a: str, b: str, specs: dict, seed: int = 0, *, timeout: float = 60, st
           launch_a: dict | None = None, launch_b: dict | None = None, entry_a: str | None = None,
           entry_b: str | None = None, platform_a: str | None = None, platform_b: str | None = None,
           tolerances: dict | None = None) -> CheckReport:
-    from .program import parse_file
+    from .ir.program import parse_file
     from .run import run_kernel
 
     pa = parse_file(a, platform_a, entry=entry_a)

@@ -6,7 +6,7 @@ the normalised call form.
 """
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.generator import XGenerator, emit_program
 from platforms.common.hostgen import cnrt_host_entry

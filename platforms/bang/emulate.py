@@ -61,7 +61,7 @@ def load_profile(name: str | None = None) -> dict:
     key = name or data["default"]
     profiles = data["profiles"]
     if key not in profiles:
-        from xpiler.errors import UsageError
+        from xpiler.ir.errors import UsageError
 
         raise UsageError(f"unknown BANG device profile '{key}' (choose from {', '.join(profiles)})")
     prof = dict(profiles[key])

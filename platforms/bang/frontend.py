@@ -9,7 +9,7 @@ assignments) and ``cnrtFunctionType_t`` for ``Launch.dim`` / ``Launch.ktype``.
 """
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.dialect import Dialect
 from platforms.common.frontend import parse_program

@@ -15,8 +15,8 @@ import re
 
 from pycparser import c_ast
 
-from xpiler.errors import Coord, Diagnostic, SourceError
-from xpiler.program import DTYPES, Allocation, Buffer, Function, Launch, Param, Program
+from xpiler.ir.errors import Coord, Diagnostic, SourceError
+from xpiler.ir.program import DTYPES, Allocation, Buffer, Function, Launch, Param, Program
 
 from .access import AccessWalker, Summary
 from .consts import ITEMSIZE, ConstantTable

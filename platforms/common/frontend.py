@@ -29,8 +29,8 @@ import re
 from pycparser import c_ast
 from pycparser.c_parser import CParser, ParseError
 
-from xpiler.errors import Coord, Diagnostic, SourceError
-from xpiler.program import Program
+from xpiler.ir.errors import Coord, Diagnostic, SourceError
+from xpiler.ir.program import Program
 
 from . import analysis
 from .dialect import FUNCTION_SPECIFIER, MEMORY_SPACE, Dialect

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from xpiler.errors import UsageError
-from xpiler.program import Launch, Param
+from xpiler.ir.errors import UsageError
+from xpiler.ir.program import Launch, Param
 
 _QUALIFIER_WORDS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict)\b|[*&]")
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from pycparser.c_lexer import CLexer, Token
 
-from xpiler.errors import Coord, Diagnostic, SourceError
+from xpiler.ir.errors import Coord, Diagnostic, SourceError
 
 from .templates import CODE as TEMPLATE_CODE, TemplateError, instantiate
 from .dialect import FUNCTION_SPECIFIER, MEMORY_SPACE, POINTER_QUALIFIER, Dialect

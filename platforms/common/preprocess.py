@@ -22,7 +22,7 @@ import ast as pyast
 import re
 from dataclasses import dataclass, field
 
-from xpiler.errors import Coord, Diagnostic, SourceError
+from xpiler.ir.errors import Coord, Diagnostic, SourceError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ to ``XGenerator`` (see ``platforms/common/generator.py`` for what is printed bac
 """
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.generator import XGenerator, emit_program
 from platforms.common.hostgen import CUDA_RUNTIME, gpu_host_entry

@@ -51,7 +51,7 @@ def _load_profile(data_dir: Path, name: str | None) -> dict:
     profiles = doc.get("profile", {})
     key = name or doc.get("default")
     if key not in profiles:
-        from xpiler.errors import UsageError  # noqa: PLC0415
+        from xpiler.ir.errors import UsageError  # noqa: PLC0415
         raise UsageError(f"unknown {data_dir.name} device profile '{key}' (known: {', '.join(sorted(profiles))})")
     out = {k: v for k, v in doc.items() if k not in ("profile", "default")}
     out.update(profiles[key])

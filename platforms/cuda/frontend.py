@@ -6,7 +6,7 @@ states what is CUDA-specific.
 """
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.dialect import Dialect
 from platforms.common.frontend import parse_program

@@ -5,7 +5,7 @@ Device code prints with ``XGenerator`` unchanged (``hipLaunchKernelGGL`` is an o
 """
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.generator import XGenerator, emit_program
 from platforms.common.hostgen import HIP_RUNTIME, gpu_host_entry

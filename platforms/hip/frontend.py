@@ -7,7 +7,7 @@ grid, block, shmem, stream, args...)`` is kept as an ordinary call (the analysis
 """
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.dialect import Dialect
 from platforms.common.frontend import parse_program

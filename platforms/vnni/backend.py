@@ -1,7 +1,7 @@
 """VNNI back-end: Program -> C++ text, and the (trivial) host entry: a direct call."""
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.generator import XGenerator, emit_program
 from platforms.common.hostgen import plain_host_entry

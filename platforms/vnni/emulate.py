@@ -12,7 +12,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from xpiler.errors import MissingHostFeature
+from xpiler.ir.errors import MissingHostFeature
 
 _HERE = Path(__file__).parent
 INCLUDE_DIRS = [_HERE.parent / "common" / "runtime"]

@@ -6,7 +6,7 @@ come from the body directly, including ``_mm512_storeu_si512``-style stores and 
 """
 from __future__ import annotations
 
-from xpiler.program import Program
+from xpiler.ir.program import Program
 
 from platforms.common.dialect import Dialect
 from platforms.common.frontend import parse_program

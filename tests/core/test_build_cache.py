@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import platforms
-from xpiler import errors
+from xpiler.ir import errors
 from xpiler import run as run_mod
 from xpiler.cli import main
 from xpiler.run import run_kernel

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 import platforms
-from xpiler.errors import SourceError, TranslationTimeLimit
-from xpiler.program import parse_source
+from xpiler.ir.errors import SourceError, TranslationTimeLimit
+from xpiler.ir.program import parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "xpiler" / "corpus"

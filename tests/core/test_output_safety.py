@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import xpiler.program
+import xpiler.ir.program
 from xpiler.cli import main
 from xpiler.translate import GENERATED_BANNER
 
@@ -46,7 +46,7 @@ def no_translation(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the translation ran before the path problem was reported")
 
-    monkeypatch.setattr(xpiler.program, "parse_file", refuse)
+    monkeypatch.setattr(xpiler.ir.program, "parse_file", refuse)
 
 
 def _usage_error(capsys, *names):
@@ -184,10 +184,10 @@ def test_unreadable_source_is_a_positioned_diagnostic(cu, tmp_path, capsys, comm
 
 
 def test_file_error_diagnostics_point_at_line_1(tmp_path):
-    from xpiler.errors import SourceError
+    from xpiler.ir.errors import SourceError
 
     with pytest.raises(SourceError) as err:
-        xpiler.program.parse_file(tmp_path)
+        xpiler.ir.program.parse_file(tmp_path)
     assert err.value.diagnostics[0].to_json()["line"] == 1 and err.value.diagnostics[0].code == "XP1005"
 
 
@@ -217,7 +217,7 @@ def test_a_case_file_naming_an_unknown_operator_is_a_usage_error(tmp_path, capsy
 
 @pytest.mark.parametrize("value, shown", [("0", False), ("", False), ("no", False), ("1", True)])
 def test_xpiler_debug_zero_means_off(monkeypatch, value, shown):
-    from xpiler.errors import debug_enabled
+    from xpiler.ir.errors import debug_enabled
 
     monkeypatch.setenv("XPILER_DEBUG", value)
     assert debug_enabled() is shown

@@ -6,8 +6,8 @@ their own tests); the kernels are plain C++ run natively (platform vnni).
 import numpy as np
 import pytest
 
-from xpiler import errors
-from xpiler.program import Function, Param, Program
+from xpiler.ir import errors
+from xpiler.ir.program import Function, Param, Program
 from xpiler.run import run_kernel
 
 SRC = r"""

@@ -18,7 +18,7 @@ import pytest
 
 import xpiler.ops as ops
 from xpiler.corpus import CORPUS_DIR, entries
-from xpiler.errors import OutOfBoundsAccess, StrictModeViolation
+from xpiler.ir.errors import OutOfBoundsAccess, StrictModeViolation
 
 ROOT = Path(__file__).resolve().parents[2]
 BANG = entries("bang")
@@ -100,7 +100,7 @@ def test_case_matches_program(entry):
     bang_skip = bang_skip_reason()
     if bang_skip:
         pytest.skip(bang_skip)
-    from xpiler.program import parse_source
+    from xpiler.ir.program import parse_source
 
     case = entry.case
     assert case["name"] == entry.name and case["file"] == entry.source.name

@@ -1,10 +1,10 @@
-"""passes/affine.py: dependence decisions (with refusals) and accessed extents."""
+"""passes/analysis/affine/__init__.py: dependence decisions (with refusals) and accessed extents."""
 from __future__ import annotations
 
 import pytest
 
-from passes import affine
-from xpiler.program import parse_source
+from passes.analysis import affine
+from xpiler.ir.program import parse_source
 from xpiler.verify import evaluate_size
 
 

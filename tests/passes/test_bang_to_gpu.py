@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from passes.base import PassRefused, run_pass
-import passes.detensorize  # noqa: F401
-import passes.guard_continue  # noqa: F401
-import passes.task_recovery  # noqa: F401
+import passes.lift.detensorize  # noqa: F401
+import passes.cleanup.guard_continue  # noqa: F401
+import passes.lift.task_recovery  # noqa: F401
 import platforms
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 from xpiler.translate import translate
 

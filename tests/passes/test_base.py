@@ -3,7 +3,7 @@ import pytest
 
 from passes.base import (REGISTRY, Option, PassInfo, PassRefused, format_pipeline, parse_pipeline,
                          register, run_pass)
-from xpiler.errors import Coord, Diagnostic
+from xpiler.ir.errors import Coord, Diagnostic
 
 
 @pytest.fixture

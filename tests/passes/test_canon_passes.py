@@ -10,9 +10,13 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import dce, indvar, memops, simplify, sroa  # noqa: F401  (register the passes)
+from passes.cleanup import dce  # noqa: F401  (register the passes)
+from passes.cleanup import indvar
+from passes.cleanup import memops
+from passes.cleanup import simplify
+from passes.cleanup import sroa
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,7 +131,7 @@ extern "C" void k(const float *x, float *out, int n) {
 
 
 def test_simplify_golden_and_extent():
-    from passes import affine
+    from passes.analysis import affine
 
     prog = _prog(TAIL)
     out = run_pass("simplify", prog)

@@ -1,4 +1,4 @@
-"""passes/constant_symbols.py: __constant__ arrays filled by copy-to-symbol become kernel
+"""passes/cleanup/constant_symbols.py: __constant__ arrays filled by copy-to-symbol become kernel
 parameters (golden, verified on the virtual device, refusals; cuda and hip -> bang)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import platforms
 from passes.base import PassRefused, run_pass
 from xpiler import translate as tr
 from xpiler.argspec import parse_arg_specs
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 tr.load_passes()          # registers the passes the plans name

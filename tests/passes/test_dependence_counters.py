@@ -1,10 +1,10 @@
-"""passes/affine.py dependence test: running counters (a staging count reset by a flush)
+"""passes/analysis/affine/__init__.py dependence test: running counters (a staging count reset by a flush)
 are bounded by their loop's iteration number (``Access.facts``), and a bound read from a
 local of the tested loop is per-iteration."""
 from __future__ import annotations
 
-from passes import affine
-from xpiler.program import parse_source
+from passes.analysis import affine
+from xpiler.ir.program import parse_source
 
 
 def _info(body: str, params: str = "const float* x, const int* idx, float* out, int n"):

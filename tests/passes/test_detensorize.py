@@ -12,11 +12,11 @@ import re
 import numpy as np
 import pytest
 
-from passes import bang_lower as bl
+from passes.lift import bang_lower as bl
 from passes.base import PassRefused, run_pass
-import passes.detensorize  # noqa: F401  (registers the pass)
+import passes.lift.detensorize  # noqa: F401  (registers the pass)
 import platforms
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 NE = 64

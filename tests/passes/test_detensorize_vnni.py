@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import passes.detensorize_vnni  # noqa: F401  (registers the pass)
+import passes.lift.detensorize_vnni  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
 from platforms.vnni.backend import emit
 from platforms.vnni.emulate import host_flags
 from xpiler import ops
-from xpiler.program import parse_file, parse_source
+from xpiler.ir.program import parse_file, parse_source
 from xpiler.run import run_kernel
 from xpiler.verify import compare_arrays
 
@@ -193,7 +193,7 @@ def test_refuses_name_clash():
 def test_registered_in_the_translation_tables():
     from xpiler import translate
 
-    assert "passes.detensorize_vnni" in translate.PASS_MODULES
+    assert "passes.lift.detensorize_vnni" in translate.PASS_MODULES
     for target in ("cuda", "hip"):
         plan = translate.PLANS.get(("vnni", target))
         for alt in ([plan] if isinstance(plan, str) else plan or []):
@@ -281,7 +281,7 @@ def _lift_tail(text, through=LIFT + ("simplify",)):
 
 
 def test_masked_tail_lane_tests_become_index_guards_with_exact_extents():
-    from passes import affine
+    from passes.analysis import affine
 
     _, out = _lift_tail(BARE_TAIL)
     text = emit(out).split('extern "C"')[1]
@@ -289,7 +289,7 @@ def test_masked_tail_lane_tests_become_index_guards_with_exact_extents():
     ext = affine.extents(affine.analyze(out))
     assert set(ext) == {"x", "y"}
     # n + 15 before (the masked-off lanes counted); n for every n >= 16 now (for 0 < n < 16 the
-    # main loop's bound is still over-approximated by passes/affine.py, a separate issue)
+    # main loop's bound is still over-approximated by passes/analysis/affine/__init__.py, a separate issue)
     for n in (16, 37, 200, 1000):
         assert [_c_int(ext[p], {"n": n}) for p in ("x", "y")] == [n, n], ext
 

@@ -1,13 +1,14 @@
-"""passes/devcopy.py: device copies of lifted host code are removed (golden, verified, refusals)."""
+"""passes/cleanup/devcopy.py: device copies of lifted host code are removed (golden, verified, refusals)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import platforms
-from passes import devcopy, loop_recovery  # noqa: F401  (registers the passes)
+from passes.cleanup import devcopy  # noqa: F401  (registers the passes)
+from passes.lift import loop_recovery
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 KERNEL = """#include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-"""passes/devcopy.py: status-check wrapper macros (CUDA_CHECK / HIP_CHECK shapes, any name)
+"""passes/cleanup/devcopy.py: status-check wrapper macros (CUDA_CHECK / HIP_CHECK shapes, any name)
 around the runtime calls do not hide the device-copy pattern; other macros still do."""
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import devcopy, loop_recovery
+from passes.cleanup import devcopy
+from passes.lift import loop_recovery
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 PASSES = (loop_recovery,)   # imported to register it

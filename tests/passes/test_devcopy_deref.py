@@ -1,13 +1,14 @@
-"""passes/devcopy.py: a kernel reading an input through *(p + off) (the lift of __ldg) leaves
+"""passes/cleanup/devcopy.py: a kernel reading an input through *(p + off) (the lift of __ldg) leaves
 it read-only; a store through *(p + off) or a cast of p still counts as a write."""
 from __future__ import annotations
 
 import pytest
 
 import platforms
-from passes import devcopy, loop_recovery  # noqa: F401  (registers the passes)
+from passes.cleanup import devcopy  # noqa: F401  (registers the passes)
+from passes.lift import loop_recovery
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 
 PASSES = (devcopy, loop_recovery)   # imported to register them
 

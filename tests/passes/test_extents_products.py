@@ -1,4 +1,4 @@
-"""passes/affine.py extents of subscripts with products of scalar parameters: a loop variable
+"""passes/analysis/affine/__init__.py extents of subscripts with products of scalar parameters: a loop variable
 whose coefficient has no provable sign (``i * (H - K + 1) * C``, the output row of a
 depthwise convolution) is bounded through ``max(coef, 0)``, and the coordinates of a
 flattened index (``idx % C``, ``(idx / C) % OW``, ``idx / (C * OW * OH)``) through fresh
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pycparser import CParser, c_ast
 
-from passes import affine
-from xpiler.program import parse_source
+from passes.analysis import affine
+from xpiler.ir.program import parse_source
 from xpiler.translate import translate
 
 ROOT = Path(__file__).resolve().parents[2]

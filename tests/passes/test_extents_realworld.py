@@ -1,9 +1,9 @@
-"""passes/affine.py extents on the forms of real-world kernels (task / grid-stride splits,
+"""passes/analysis/affine/__init__.py extents on the forms of real-world kernels (task / grid-stride splits,
 min-ternary tiles, data-dependent rows): a bound is given only with a proof, else None."""
 from __future__ import annotations
 
-from passes import affine
-from xpiler.program import parse_source
+from passes.analysis import affine
+from xpiler.ir.program import parse_source
 
 
 def _info(body: str, params: str, prelude: str = ""):

@@ -1,11 +1,11 @@
-"""passes/affine.py extents of vector loops whose masked tail finishes the range (MLAS-style
+"""passes/analysis/affine/__init__.py extents of vector loops whose masked tail finishes the range (MLAS-style
 block split): the tail is bounded through its guard in min-list form (opaque sub-expressions
 over loop variables must cancel), and an access without a computed maximum counts only when
 Z3 proves it stays below what the others reach."""
 from __future__ import annotations
 
-from passes import affine
-from xpiler.program import parse_source
+from passes.analysis import affine
+from xpiler.ir.program import parse_source
 
 
 def _info(body: str, params: str = "const float* x, float* out, int n"):

@@ -10,10 +10,17 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import (const_prop, dce, devtemp, fold_branches, goto_continue, inline,  # noqa: F401
-                    scalarize_structs, unit_loops, unroll_const)
+from passes.cleanup import const_prop
+from passes.cleanup import dce
+from passes.cleanup import devtemp
+from passes.cleanup import fold_branches
+from passes.cleanup import goto_continue
+from passes.cleanup import inline
+from passes.cleanup import scalarize_structs
+from passes.cleanup import unit_loops
+from passes.cleanup import unroll_const
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 
@@ -351,8 +358,9 @@ extern "C" void k(const float *x, float *o, int n) {
 def test_devcopy_records_host_extents():
     from pathlib import Path
 
-    from passes import devcopy as dc, loop_recovery  # noqa: F401
-    from xpiler.program import parse_file
+    from passes.cleanup import devcopy as dc
+    from passes.lift import loop_recovery  # noqa: F401
+    from xpiler.ir.program import parse_file
 
     src = Path(__file__).resolve().parents[2] / "xpiler" / "corpus" / "cuda" / "add_4_256.cu"
     lifted = run_pass("loop_recovery", parse_file(src))

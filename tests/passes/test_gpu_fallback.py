@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from pycparser import c_ast
 
-from passes import devcopy, loop_bind
-from xpiler.program import parse_source
+from passes.cleanup import devcopy
+from passes.lower import loop_bind
+from xpiler.ir.program import parse_source
 
 CORPUS = Path(__file__).resolve().parents[2] / "xpiler" / "corpus"
 

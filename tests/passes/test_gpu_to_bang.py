@@ -98,9 +98,9 @@ def test_allocation_size_through_a_plain_host_local_is_recorded_over_the_scalars
     # 32 * ceil(h / 32) * w, past the caller's buffer)
     import importlib
 
-    from passes import devcopy
+    from passes.cleanup import devcopy
     from passes.base import run_pass
-    from xpiler.program import parse_source
+    from xpiler.ir.program import parse_source
 
     src = """#include <cuda_runtime.h>
 __global__ void k(const float* x, float* y, int w, int h) {
@@ -118,7 +118,7 @@ extern "C" void entry(const float* x, float* y, int h, int w) {
   cudaFree(d_x); cudaFree(d_y);
 }
 """
-    importlib.import_module("passes.loop_recovery")          # registers the pass
+    importlib.import_module("passes.lift.loop_recovery")          # registers the pass
     lifted = run_pass("loop_recovery", parse_source(src, "cuda", "k.cu"))
     ext = devcopy.recorded_extents(run_pass("devcopy", lifted, extents=True).ast)
     assert ext["x"].replace(" ", "") == "(((size_t)w)*h)*(sizeof(float))"

@@ -8,9 +8,11 @@ import copy
 
 import numpy as np
 import platforms
-from passes import loop_normalize, task_bind, unit_loops  # noqa: F401
+from passes.cleanup import loop_normalize
+from passes.lower import task_bind
+from passes.cleanup import unit_loops  # noqa: F401
 from passes.base import run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 

@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import affine, indvar, simplify
+from passes.analysis import affine
+from passes.cleanup import indvar
+from passes.cleanup import simplify
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 REGISTERED = (indvar, simplify)   # importing them registers the passes

@@ -1,4 +1,4 @@
-"""passes/inline.py: helpers (incl. pointer-taking ones) inlined into the entry; refusals."""
+"""passes/cleanup/inline.py: helpers (incl. pointer-taking ones) inlined into the entry; refusals."""
 from __future__ import annotations
 
 import copy
@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 import platforms
-from passes import inline  # noqa: F401  (registers the pass)
+from passes.cleanup import inline  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 import numpy as np
@@ -127,7 +127,8 @@ def test_lifted_kernel_with_early_return_inlined_after_goto_continue(tmp_path):
     """The hip -> cuda fallback's dense MFMA misses (XP-BIND-003, call to the kernel with unknown
     effects): the lifted kernel keeps its early return as goto/label, which inline refuses; the
     cuda<->hip plans therefore run goto_continue before inline, as the ->bang plans do."""
-    from passes import goto_continue, loop_recovery  # noqa: F401
+    from passes.cleanup import goto_continue
+    from passes.lift import loop_recovery  # noqa: F401
     from xpiler.translate import PLANS
 
     src = parse_source(HIP_EARLY_RETURN, "hip", "s.hip")

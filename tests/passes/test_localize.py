@@ -1,11 +1,11 @@
-"""passes/localize.py: refusal messages for entries whose scratch is already function-scope."""
+"""passes/cleanup/localize.py: refusal messages for entries whose scratch is already function-scope."""
 from __future__ import annotations
 
 import pytest
 
-from passes import localize  # noqa: F401  (registers the pass)
+from passes.cleanup import localize  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 
 
 def test_function_scope_static_arrays_are_named_in_the_refusal():

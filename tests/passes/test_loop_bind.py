@@ -1,4 +1,4 @@
-"""passes/loop_bind.py: canonical C -> CUDA/HIP (golden structure, refusals, verified runs)."""
+"""passes/lower/loop_bind/__init__.py: canonical C -> CUDA/HIP (golden structure, refusals, verified runs)."""
 from __future__ import annotations
 
 import copy
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import platforms
-from passes import loop_bind  # noqa: F401  (registers the pass)
+from passes.lower import loop_bind  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_file, parse_source
+from xpiler.ir.program import parse_file, parse_source
 
 DATA = Path(__file__).parent / "data"
 VERIFIED = ["add", "rowsum", "softmax", "transpose_lifted", "phases", "timesteps", "conv2d", "gemm",

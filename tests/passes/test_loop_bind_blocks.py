@@ -1,4 +1,4 @@
-"""loop_bind{levels=2} (passes/loop_bind_blocks.py): blocks x threads, __shared__ arrays, barriers.
+"""loop_bind{levels=2} (passes/lower/loop_bind/blocks.py): blocks x threads, __shared__ arrays, barriers.
 
 Synthetic canonical-C programs (a task loop with a local array and two element phases, a
 reduction, a carried dependence that must stay sequential) are bound two-level, checked for
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import loop_bind  # noqa: F401  (registers the pass)
-from passes import loop_bind_blocks as blocks
+from passes.lower import loop_bind  # noqa: F401  (registers the pass)
+from passes.lower.loop_bind import blocks as blocks
 from passes.base import run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 PHASES = """
@@ -157,7 +157,7 @@ def test_sequential_tile_loop_keeps_barriers_in_uniform_control_flow(tmp_path):
 
 
 def test_schedule_declines_what_it_cannot_fence():
-    from passes import affine
+    from passes.analysis import affine
     src = """
 extern "C" void f(const float *x, float *y, float *z) {
   for (int t = 0; t < 4; ++t) {

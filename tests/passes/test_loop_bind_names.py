@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from passes import loop_bind  # noqa: F401  (registers the pass)
+from passes.lower import loop_bind  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.argspec import parse_arg_specs
 from xpiler.translate import translate
 

@@ -1,4 +1,4 @@
-"""passes/loop_normalize.py: grid-stride nests of lifted GPU code -> one counted loop, checked
+"""passes/cleanup/loop_normalize.py: grid-stride nests of lifted GPU code -> one counted loop, checked
 against the source on the virtual device; one refusal per Requires line."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import loop_normalize  # noqa: F401
+from passes.cleanup import loop_normalize  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 

@@ -1,4 +1,4 @@
-"""passes/loop_normalize.py: the strided loop's variable declared just before it
+"""passes/cleanup/loop_normalize.py: the strided loop's variable declared just before it
 (``size_t i = start; for (; i < n; i += stride)``, the HIP grid-stride spelling)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import loop_normalize
+from passes.cleanup import loop_normalize
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 PASSES = (loop_normalize,)   # imported to register it

@@ -1,4 +1,4 @@
-"""passes/loop_recovery.py: CUDA/HIP -> C++ loops (golden structure, refusals, verified runs).
+"""passes/lift/loop_recovery/__init__.py: CUDA/HIP -> C++ loops (golden structure, refusals, verified runs).
 
 Each golden case lifts a small kernel, runs source (virtual device) and result (native) on the
 same inputs and compares every pointer argument; the corpus sweep translates the project corpus
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import loop_recovery  # noqa: F401  (registers the pass)
+from passes.lift import loop_recovery  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 CORPUS = Path(__file__).resolve().parents[2] / "xpiler" / "corpus"

@@ -1,4 +1,4 @@
-"""passes/matrix_core_map.py: CUDA wmma -> HIP MFMA (one wavefront per warp), verified on the
+"""passes/map/matrix_core_map/__init__.py: CUDA wmma -> HIP MFMA (one wavefront per warp), verified on the
 virtual device; refusals (float32 MFMA -> wmma, thread indices that cannot be remapped,
 non-element-wise fragment use); outputs compile with hipcc where installed."""
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import matrix_core_map  # noqa: F401  (registers the pass)
-from passes import api_map  # noqa: F401
+from passes.map import matrix_core_map  # noqa: F401  (registers the pass)
+from passes.map import api_map  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 # a 1-D block of two warps; warp w computes the 16x16 tile (row0, col0 + 16w) of

@@ -1,4 +1,4 @@
-"""passes/pointer_select.py: a select between two pointers into one buffer becomes the buffer
+"""passes/lift/pointer_select.py: a select between two pointers into one buffer becomes the buffer
 plus a selected offset (BANG ping-pong buffers), inside task_recovery{form=flat}; legality
 (what is left alone) and the flat form of a ping-pong kernel verified against the emulator."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import pytest
 from pycparser import c_ast, c_generator
 
 from passes.base import run_pass
-from passes.pointer_select import file_variables, fold_pointer_selects
+from passes.lift.pointer_select import file_variables, fold_pointer_selects
 import platforms
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 from xpiler.translate import load_passes
 

@@ -1,4 +1,4 @@
-"""passes/rematerialize.py: per-thread arrays of lifted GPU code (x[tid] = e kept across a
+"""passes/cleanup/rematerialize.py: per-thread arrays of lifted GPU code (x[tid] = e kept across a
 barrier) replaced by e at their reads; checked against the source on the virtual device, one
 refusal per Requires line."""
 from __future__ import annotations
@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import affine, rematerialize  # noqa: F401
+from passes.analysis import affine
+from passes.cleanup import rematerialize  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 

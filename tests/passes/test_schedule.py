@@ -10,9 +10,13 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import loop_contraction, loop_expansion, loop_fuse, loop_reorder, loop_split  # noqa: F401
+from passes.schedule import loop_contraction
+from passes.schedule import loop_expansion
+from passes.schedule import loop_fuse
+from passes.schedule import loop_reorder
+from passes.schedule import loop_split  # noqa: F401
 from passes.base import PassRefused, format_pipeline, parse_pipeline, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 
@@ -388,7 +392,7 @@ def test_passes_are_pure_and_deterministic(name, text, opts):
 
 
 def test_affine_schedule_queries():
-    from passes import affine
+    from passes.analysis import affine
 
     def info_of(stmt):
         return affine.analyze(_prog("extern \"C\" void k(float *a, int n) { for (int i = 1; "

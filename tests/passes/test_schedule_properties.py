@@ -27,9 +27,13 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import loop_contraction, loop_expansion, loop_fuse, loop_reorder, loop_split  # noqa: F401
+from passes.schedule import loop_contraction
+from passes.schedule import loop_expansion
+from passes.schedule import loop_fuse
+from passes.schedule import loop_reorder
+from passes.schedule import loop_split  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 CODES = tomllib.loads((Path(__file__).resolve().parents[2] / "passes" /

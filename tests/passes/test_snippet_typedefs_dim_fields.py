@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from pycparser import c_ast
 
-from passes import canon, task_recovery  # noqa: F401  (registers the pass)
+from passes import canon  # noqa: F401  (registers the pass)
+from passes.lift import task_recovery
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 
 BANG = Path(__file__).resolve().parents[1] / "realworld" / "bang"
 

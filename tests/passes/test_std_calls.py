@@ -1,4 +1,4 @@
-"""passes/std_calls.py: std:: math / max / min / memset calls -> the C overload C++ picks,
+"""passes/cleanup/std_calls.py: std:: math / max / min / memset calls -> the C overload C++ picks,
 checked on the virtual device (including NaN operands of std::max / std::min), and one refusal
 per cause."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import std_calls  # noqa: F401  (registers the pass)
+from passes.cleanup import std_calls  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 SRC = r"""
@@ -116,7 +116,7 @@ extern "C" void k(const uint8_t *x, uint8_t *out, int8_t *wout, int n) {
 def test_memset_of_a_named_constant_becomes_element_stores():
     """std::memset(q, ZP, sizeof(q)) (oneDNN's zero-point fill in dense_s8_vnni) -> memset ->
     memops element loops: the byte value is a named constant; int8 elements take its byte."""
-    import passes.memops  # noqa: F401
+    import passes.cleanup.memops  # noqa: F401
 
     src = _prog(ZP_FILL)
     out = run_pass("memops", run_pass("std_calls", src))

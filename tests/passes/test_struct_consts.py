@@ -1,4 +1,4 @@
-"""passes/struct_consts.py: a lifted device-property struct folded into its reads (checked on the
+"""passes/cleanup/struct_consts.py: a lifted device-property struct folded into its reads (checked on the
 virtual device), one refusal per Requires line."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import struct_consts  # noqa: F401
+from passes.cleanup import struct_consts  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 PROPS = r"""

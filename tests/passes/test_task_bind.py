@@ -1,4 +1,4 @@
-"""passes/task_bind.py: canonical C -> BANG C (golden structure, refusals, strict-mode runs)."""
+"""passes/lower/task_bind/__init__.py: canonical C -> BANG C (golden structure, refusals, strict-mode runs)."""
 from __future__ import annotations
 
 import copy
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import platforms
-from passes import task_bind  # noqa: F401  (registers the pass)
+from passes.lower import task_bind  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_file
+from xpiler.ir.program import parse_file
 
 DATA = Path(__file__).parent / "data_bang"
 
@@ -184,7 +184,7 @@ def _task_bind_verified(name: str, tmp_path, **opts) -> bool:
     pipeline's."""
     from xpiler.run import run_kernel
     from xpiler.translate import _copy, _inputs, _verify
-    from xpiler.program import parse_source
+    from xpiler.ir.program import parse_source
     from xpiler.verify import compare_arrays
 
     src = DATA / f"{name}.cpp"
@@ -265,7 +265,7 @@ def test_guarded_row_index_bounds_the_extent_by_rows_times_row_length(tmp_path):
     # in[r * inner + k] with r = b * 32 + t < outer over a 2 x 32 grid: the guard scaled by the
     # row length gives outer * inner (the caller's 50 x 70 buffer), where 64 * inner and
     # 64 * inner + outer - 64 made the host entry copy past its end
-    from passes import affine
+    from passes.analysis import affine
 
     prog = parse_file(DATA / "mean_guarded_rows.cpp")
     assert affine.extents(affine.analyze(prog)) == {"in": "inner * outer", "out": "outer"}
@@ -318,11 +318,11 @@ def test_per_row_heap_buffer_becomes_a_per_task_gdram_slice(tmp_path):
 
 
 def test_heap_buffer_passed_to_a_call_is_left_alone():
-    from passes.task_bind import _heap_locals
+    from passes.lower.task_bind import _heap_locals
 
     src = (DATA / "dyn_rows.cpp").read_text().replace("free(buf);", "free(buf);\n    (void) 0;")
     src = src.replace("float s = 0.f;", "float s = 0.f; memset(buf, 0, 4);")
-    from xpiler.program import parse_source
+    from xpiler.ir.program import parse_source
     prog = parse_source(src, "vnni", "d.cpp")
     assert _heap_locals(prog)[1] == {}
 
@@ -340,8 +340,8 @@ def test_early_continue_becomes_an_else_guard_bounding_the_extents(tmp_path):
 def test_heap_buffer_placement_by_size():
     # constant and small: a local array of the kernel; constant but large, or symbolic: a
     # per-task GDRAM slice
-    from passes.task_bind import _heap_locals
-    from xpiler.program import parse_source
+    from passes.lower.task_bind import _heap_locals
+    from xpiler.ir.program import parse_source
 
     src = (DATA / "dyn_rows.cpp").read_text()
     for size, local in (("(size_t) (16 * sizeof(float)) + 64", True),

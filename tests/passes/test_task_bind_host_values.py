@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from passes import task_bind  # noqa: F401  (registers the pass)
+from passes.lower import task_bind  # noqa: F401  (registers the pass)
 from xpiler.argspec import parse_arg_specs
 from xpiler.translate import translate
 

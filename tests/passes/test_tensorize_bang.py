@@ -1,4 +1,4 @@
-"""passes/tensorize_bang.py: description-driven matching, golden rewrites, refusals, strict runs."""
+"""passes/tensorize/tensorize_bang.py: description-driven matching, golden rewrites, refusals, strict runs."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,11 +6,12 @@ from pathlib import Path
 import pytest
 
 import platforms
-from passes import task_bind, tensorize_bang  # noqa: F401  (register the passes)
-from passes.bang_lower_match import eligible, patterns
+from passes.lower import task_bind  # noqa: F401  (register the passes)
+from passes.tensorize import tensorize_bang
+from passes.tensorize.bang_match import eligible, patterns
 from passes.base import PassRefused, run_pass
 from platforms.bang.intrinsics import load
-from xpiler.program import parse_file
+from xpiler.ir.program import parse_file
 
 DATA = Path(__file__).parent / "data_bang"
 

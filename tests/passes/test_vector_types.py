@@ -1,4 +1,4 @@
-"""passes/vector_types.py: GNU/clang vector typedefs -> element arrays (checked on the virtual
+"""passes/cleanup/vector_types.py: GNU/clang vector typedefs -> element arrays (checked on the virtual
 device), one refusal per Requires line, and verified hip -> cuda MFMA outputs compiled with the
 real nvcc (skipped where it is not installed)."""
 from __future__ import annotations
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import platforms
-from passes import vector_types  # noqa: F401
+from passes.cleanup import vector_types  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.program import parse_source
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ from _frontend_samples import ENTRY, SAMPLES, parse_sample, sample_ids, structur
 import pytest
 
 import platforms
-from xpiler.errors import UsageError
-from xpiler.program import Launch, Param, parse_source
+from xpiler.ir.errors import UsageError
+from xpiler.ir.program import Launch, Param, parse_source
 
 
 def emit(program) -> str:

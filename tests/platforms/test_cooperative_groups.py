@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xpiler import errors
-from xpiler.program import parse_source
+from xpiler.ir import errors
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 CUDA = r'''

@@ -5,8 +5,8 @@ what numpy says; what cannot be expressed is refused with its position (XP1310).
 import numpy as np
 import pytest
 
-from xpiler.errors import SourceError
-from xpiler.program import parse_source
+from xpiler.ir.errors import SourceError
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 POLICY_REDUCTION = r"""

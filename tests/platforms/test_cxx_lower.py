@@ -7,8 +7,8 @@ XP1121 / XP1122); each now parses, and the lowered program computes what numpy s
 import numpy as np
 import pytest
 
-from xpiler.errors import SourceError
-from xpiler.program import parse_source
+from xpiler.ir.errors import SourceError
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 COOPERATIVE_ROWSUM = r"""

@@ -8,8 +8,8 @@ from _frontend_samples import SAMPLES, parse_sample, sample_ids  # first: fixes 
 import pytest
 from pycparser import c_ast
 
-from xpiler.errors import SourceError
-from xpiler.program import parse_source
+from xpiler.ir.errors import SourceError
+from xpiler.ir.program import parse_source
 
 # sample -> (entry, entry kind, [(param, kind, dtype, role, size)])
 PARAMS = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xpiler.errors import OutOfBoundsAccess, SourceError
-from xpiler.program import parse_source
+from xpiler.ir.errors import OutOfBoundsAccess, SourceError
+from xpiler.ir.program import parse_source
 from xpiler.run import run_kernel
 
 SHARED_OOB = r'''

@@ -10,7 +10,7 @@ that runtime.
 import numpy as np
 import pytest
 
-from xpiler import errors
+from xpiler.ir import errors
 from xpiler.run import run_kernel
 
 GRID = {"grid": (2, 1, 1), "block": (128, 1, 1)}

@@ -9,8 +9,8 @@ from _frontend_samples import ROOT  # noqa: I001  (first: fixes sys.path)
 
 import pytest
 
-from xpiler.errors import Diagnostic, SourceError
-from xpiler.program import parse_file, parse_source
+from xpiler.ir.errors import Diagnostic, SourceError
+from xpiler.ir.program import parse_file, parse_source
 
 # name -> (platform, text, code, line, col)
 CASES = {
@@ -125,7 +125,7 @@ def test_undefined_kernel_launch_is_a_warning():
 
 
 def _catalogue() -> dict:
-    with open(ROOT / "xpiler" / "diagnostics.toml", "rb") as fh:
+    with open(ROOT / "xpiler" / "ir" / "diagnostics.toml", "rb") as fh:
         return tomllib.load(fh)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xpiler import errors
+from xpiler.ir import errors
 from xpiler.run import run_kernel
 
 ROOT = Path(__file__).resolve().parents[2]

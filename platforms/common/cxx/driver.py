@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xpiler.errors import Coord, Diagnostic, SourceError
+from xpiler.ir.errors import Coord, Diagnostic, SourceError
 
 LLVM_MAJOR = 18
 

@@ -7,7 +7,7 @@ constants, shared support code and the intrinsics (name -> ``Intrinsic``).
 ``Catalog.helpers_c(names)`` renders the scalar C reference of those intrinsics: small structs
 for the vector types and one ``static inline`` function per intrinsic (``xp_mm512_add_ps`` for
 ``_mm512_add_ps``) whose body is the entry's scalar body over lane arrays. The detensorize pass
-(``passes/detensorize_vnni.py``) puts exactly this code into the programs it rewrites, and
+(``passes/lift/detensorize_vnni/__init__.py``) puts exactly this code into the programs it rewrites, and
 ``tests/platforms/test_vnni_intrinsics.py`` compiles the same code next to the real intrinsics
 and compares them bit for bit on random inputs: the description is checked where it is used.
 """

@@ -1,0 +1,135 @@
+"""goto_continue: ``goto L`` to a label closing a loop body -> ``continue``.
+
+Summary
+    The GPU lift turns an early ``return`` of a thread into ``goto xp_skipN;`` where the label
+    ``xp_skipN: ;`` is the last statement of the per-thread loop body. In every function of
+    the file, a label ``L: ;`` that ends the body of a ``for`` / ``while`` / ``do`` loop (only
+    empty statements after it), all of whose ``goto L`` statements are inside that body and
+    not inside a loop or ``switch`` nested in it, is removed and each ``goto L`` becomes
+    ``continue``. Without the jumps, ``inline`` can inline the lifted kernel into the host
+    entry and the loop analyses see structured control flow.
+Requires
+    1. At least one function definition in the file (XP-GOTO-CONTINUE-001).
+    2. At least one such label (XP-GOTO-CONTINUE-002).
+Guarantees
+    Same outputs on the virtual device: ``continue`` jumps to the end of the innermost
+    enclosing loop body, which is where the label stood (a ``for`` loop still runs its
+    increment).
+Options
+    none.
+Example
+    ``for (..) { if (i >= n) goto s; out[i] = 1; s: ; }`` ->
+    ``for (..) { if (i >= n) continue; out[i] = 1; }``
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+from pycparser import c_ast
+
+import passes.canon as canon
+from passes.base import PassInfo, PassRefused, register
+
+NAME = "goto_continue"
+_LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
+
+
+def _closing_label(body) -> c_ast.Label | None:
+    if not isinstance(body, c_ast.Compound) or not body.block_items:
+        return None
+    items = list(body.block_items)
+    while items and isinstance(items[-1], c_ast.EmptyStatement):
+        items.pop()
+    last = items[-1] if items else None
+    if isinstance(last, c_ast.Label) and isinstance(last.stmt, (c_ast.EmptyStatement,
+                                                                  type(None))):
+        return last
+    return None
+
+
+def _gotos(node, label: str, nested: bool, out: list) -> None:
+    """Collect (goto, inside-a-nested-loop-or-switch) under ``node``."""
+    if isinstance(node, c_ast.Goto) and node.name == label:
+        out.append((node, nested))
+        return
+    for _, c in node.children():
+        _gotos(c, label, nested or isinstance(node, _LOOPS + (c_ast.Switch,)), out)
+
+
+def _rewrite_fn(fdef) -> int:
+    done = 0
+    loops = [n for n in canon.walk(fdef.body) if isinstance(n, _LOOPS)]
+    for lp in loops:
+        lab = _closing_label(lp.stmt)
+        if lab is None:
+            continue
+        inside: list = []
+        for s in lp.stmt.block_items:
+            _gotos(s, lab.name, False, inside)
+        everywhere: list = []
+        _gotos(fdef.body, lab.name, False, everywhere)
+        if any(nested for _, nested in inside) or len(everywhere) != len(inside):
+            continue
+        targets = {id(g) for g, _ in inside}
+        _replace(lp.stmt, targets)
+        lp.stmt.block_items = [s for s in lp.stmt.block_items if s is not lab]
+        done += 1
+    return done
+
+
+def _replace(node, targets: set) -> None:
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        v = getattr(node, attr, None)
+        if isinstance(v, c_ast.Node):
+            if id(v) in targets:
+                setattr(node, attr, c_ast.Continue(v.coord))
+            else:
+                _replace(v, targets)
+        elif isinstance(v, list):
+            new = []
+            for x in v:
+                if isinstance(x, c_ast.Node) and id(x) in targets:
+                    new.append(c_ast.Continue(x.coord))
+                else:
+                    if isinstance(x, c_ast.Node):
+                        _replace(x, targets)
+                    new.append(x)
+            setattr(node, attr, new)
+
+
+def _run(ast) -> int:
+    return sum(_rewrite_fn(e) for e in ast.ext if isinstance(e, c_ast.FuncDef))
+
+
+@register(PassInfo(
+    name=NAME,
+    summary="goto to a label that closes a loop body -> continue (every function)",
+    requires=("a function definition (XP-GOTO-CONTINUE-001)",
+              "a label ending a loop body whose gotos are all in that body, outside nested "
+              "loops and switches (XP-GOTO-CONTINUE-002)"),
+    guarantees=("same outputs on the virtual device", "the rewritten labels and gotos are gone"),
+))
+def goto_continue(program):
+    from xpiler.ir.program import parse_source
+    import platforms
+
+    ast = copy.deepcopy(program.ast)
+    if not _run(ast):
+        raise PassRefused("goto_continue: no label closing a loop body")
+    draft = replace(program, ast=ast, source="")
+    text = platforms.module(program.platform, "backend").emit(draft)
+    return parse_source(text, program.platform, program.path,
+                        entry=program.entry.name if program.entry else None)
+
+
+@goto_continue.legality
+def _legal(program):
+    if program.ast is None or not any(isinstance(e, c_ast.FuncDef) for e in program.ast.ext):
+        return [canon.diag(program, NAME, "XP-GOTO-CONTINUE-001", "no function definition")]
+    if not _run(copy.deepcopy(program.ast)):
+        return [canon.diag(program, NAME, "XP-GOTO-CONTINUE-002", "no label closing a loop "
+                           "body that only jumps from that body reach")]
+    return []

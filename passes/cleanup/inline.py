@@ -1,0 +1,589 @@
+"""inline: inline the file's helper functions into the entry, so the entry is one function.
+
+Summary
+    Every call, in the entry function, to a helper defined in the file (``static`` /
+    ``inline`` / any non-entry definition) is replaced by the helper's body, repeatedly (calls
+    the inlined bodies make are inlined in the next round), so that the analyses of
+    ``passes/analysis/affine/__init__.py`` see every memory access of the program in one function. A helper whose
+    body is a single ``return e;`` is inlined as the expression ``e`` with its parameters
+    replaced by the (side-effect free) arguments, each converted to the parameter's type by a
+    cast (pointer arguments of ``void *`` parameters are substituted as written when the body
+    only casts them or passes them to ``memcpy``/``memset``/``memmove``). Other helpers are
+    inlined as a block: the scalar parameters become locals initialised with the arguments,
+    pointer parameters are substituted (same rule), locals are renamed ``name__iN``, ``return
+    e`` becomes an assignment to the declared result (``T x = f(..)`` assigns ``x``, otherwise a
+    temporary ``__xp_rN``), and a top-level ``if (c) return;`` guard becomes ``if (!(c)) {
+    rest }``. Calls are hoisted in evaluation order out of the statement that contains them;
+    helpers no longer referenced and declared ``static`` are removed.
+Requires
+    1. The program has an entry function definition (XP-INLINE-001).
+    2. At least one call in the entry can be inlined: the helper is defined in the file, not
+       (mutually) recursive, declares no ``static`` local, uses no ``goto``/labels/variadic
+       parameters, returns only as its last statement or through top-level ``if (c) return;``
+       guards of a ``void`` helper, reads no file-scope name that the entry shadows, and the
+       call is evaluated unconditionally in its statement (not in a loop condition or
+       increment, not in the right operand of ``&&``/``||`` or a branch of ``?:``)
+       (XP-INLINE-002). Other calls are left as they are.
+Guarantees
+    Same outputs on the virtual device (the call's effects happen in the same order: arguments
+    first, then the body); the entry's name and parameters are kept.
+Options
+    rounds: maximum nesting depth inlined (default 16).
+Example
+    ``static inline int sq(int v) { return v * v; }  ... y[i] = sq(x[i]);``  ->
+    ``y[i] = ((int) (x[i])) * ((int) (x[i]));``;
+    ``xp_mm512_storeu_ps(out + i, v);``  ->  ``{ float a__i3[16]; memcpy(a__i3, &v, 64); for (..j..)
+    ((float *) (out + i))[j] = a__i3[j]; }``.
+"""
+from __future__ import annotations
+
+import copy
+
+from pycparser import c_ast
+
+import passes.canon as canon
+from passes.base import Option, PassInfo, PassRefused, register
+
+NAME = "inline"
+MEMFUNCS = frozenset({"memcpy", "memset", "memmove"})
+
+
+class _Helper:
+    """A helper's inlinable form: params [(name, Decl)], body items, result expression."""
+
+    def __init__(self, fdef: c_ast.FuncDef):
+        self.fdef = fdef
+        self.name = fdef.decl.name
+        self.reason = ""
+        self.params: list[c_ast.Decl] = []
+        self.items: list = []
+        self.result = None                  # the final return expression (None: void)
+        self.void = False
+        self.ok = self._prepare()
+
+    def _prepare(self) -> bool:
+        ftype = self.fdef.decl.type
+        rtype = ftype.type
+        self.void = isinstance(rtype, c_ast.TypeDecl) and canon.type_words(rtype) == ["void"]
+        args = ftype.args.params if ftype.args is not None else []
+        for p in args:
+            if isinstance(p, c_ast.EllipsisParam):
+                return self._no("variadic parameters")
+            if isinstance(p, c_ast.Typename):
+                if canon.type_words(p.type) == ["void"] and not isinstance(p.type, c_ast.PtrDecl):
+                    continue
+                return self._no("an unnamed parameter")
+            if not isinstance(p, c_ast.Decl) or not p.name:
+                return self._no("an unusual parameter")
+            p = copy.deepcopy(p)
+            if isinstance(p.type, c_ast.ArrayDecl):            # T a[N] parameter == T *a
+                p.type = c_ast.PtrDecl([], p.type.type)
+            self.params.append(p)
+        for n in canon.walk(self.fdef.body):
+            if isinstance(n, (c_ast.Goto, c_ast.Label)):
+                return self._no("goto / labels")
+            if isinstance(n, c_ast.Decl) and "static" in (n.storage or []):
+                return self._no(f"static local '{n.name}'")
+        items = list(self.fdef.body.block_items or [])
+        if not self.void and any(_is_value_guard(s) for s in items):
+            items = _value_guards_to_ifs(items, RESULT)
+            if items is None:
+                return self._no("a return that is neither last nor a top-level "
+                                "'if (c) return e;' guard")
+            rt = copy.deepcopy(self.fdef.decl.type.type)
+            _drop_const(rt)
+            rd = c_ast.Decl(RESULT, [], [], [], [], rt, None, None)
+            canon.set_declname(rd, RESULT)
+            items = [rd] + items + [c_ast.Return(c_ast.ID(RESULT))]
+        items = _guards_to_ifs(items, self.void)
+        if items is None:
+            return self._no("a return that is neither last nor a top-level 'if (c) return;' guard")
+        if items and isinstance(items[-1], c_ast.Return):
+            last = items.pop()
+            if last.expr is not None:
+                if self.void:
+                    items.append(last.expr)
+                else:
+                    self.result = last.expr
+        if any(isinstance(n, c_ast.Return) for it in items for n in canon.walk(it)):
+            return self._no("a return inside the body")
+        if not self.void and self.result is None:
+            return self._no("no final return")
+        pnames = {p.name for p in self.params}
+        for n in canon.walk(self.fdef.body):
+            if isinstance(n, c_ast.Decl) and n.name in pnames:
+                return self._no(f"a local shadows parameter '{n.name}'")
+        self.items = items
+        return True
+
+    def _no(self, why: str) -> bool:
+        self.reason = why
+        return False
+
+    @property
+    def is_expression(self) -> bool:
+        return not self.items and self.result is not None
+
+    def free_names(self) -> set[str]:
+        declared = {n.name for n in canon.walk(self.fdef) if isinstance(n, c_ast.Decl) and n.name}
+        used = canon.ids_in(self.fdef.body)
+        calls = {canon.call_name(n) for n in canon.walk(self.fdef.body) if canon.call_name(n)}
+        return used - declared - calls
+
+
+def _guards_to_ifs(items: list, void: bool):
+    """Top-level ``if (c) return;`` (void helper) -> ``if (!(c)) { rest }``; None if other
+    returns make the body unsuitable."""
+    out = []
+    for k, s in enumerate(items):
+        if void and isinstance(s, c_ast.If) and s.iffalse is None and _is_bare_return(s.iftrue):
+            rest = _guards_to_ifs(items[k + 1:], void)
+            if rest is None:
+                return None
+            if rest:
+                out.append(c_ast.If(c_ast.UnaryOp("!", s.cond), c_ast.Compound(rest), None))
+            return out
+        if isinstance(s, c_ast.Return) and k != len(items) - 1:
+            return None
+        out.append(s)
+    return out
+
+
+RESULT = "__xp_rv"
+
+
+def _value_return(s):
+    if isinstance(s, c_ast.Compound) and len(s.block_items or []) == 1:
+        s = s.block_items[0]
+    return s if isinstance(s, c_ast.Return) and s.expr is not None else None
+
+
+def _is_value_guard(s) -> bool:
+    return isinstance(s, c_ast.If) and s.iffalse is None and _value_return(s.iftrue) is not None
+
+
+def _value_guards_to_ifs(items: list, rv: str):
+    """Top-level ``if (c) return e; rest; return z;`` (value helper) ->
+    ``if (c) rv = e; else { rest; rv = z; }``; None if other returns make it unsuitable."""
+    out = []
+    for k, s in enumerate(items):
+        if _is_value_guard(s):
+            rest = _value_guards_to_ifs(items[k + 1:], rv)
+            if rest is None:
+                return None
+            ret = _value_return(s.iftrue)
+            out.append(c_ast.If(s.cond, c_ast.Compound([c_ast.Assignment("=", c_ast.ID(rv),
+                                                                         ret.expr)]),
+                                c_ast.Compound(rest)))
+            return out
+        if isinstance(s, c_ast.Return):
+            if k != len(items) - 1 or s.expr is None:
+                return None
+            out.append(c_ast.Assignment("=", c_ast.ID(rv), s.expr))
+            return out
+        if any(isinstance(n, c_ast.Return) for n in canon.walk(s)):
+            return None
+        out.append(s)
+    return None
+
+
+def _is_bare_return(s) -> bool:
+    if isinstance(s, c_ast.Compound) and len(s.block_items or []) == 1:
+        s = s.block_items[0]
+    return isinstance(s, c_ast.Return) and s.expr is None
+
+
+def _recursive(defs: dict) -> set[str]:
+    graph = {n: {canon.call_name(c) for c in canon.walk(f.body) if canon.call_name(c) in defs}
+             for n, f in defs.items()}
+    bad = set()
+    for start in graph:
+        seen, stack = set(), list(graph[start])
+        while stack:
+            n = stack.pop()
+            if n == start:
+                bad.add(start)
+                break
+            if n in seen:
+                continue
+            seen.add(n)
+            stack.extend(graph.get(n, ()))
+    return bad
+
+
+def inlinable(ast, entry_name: str) -> dict[str, _Helper]:
+    defs = {n: f for n, f in canon.func_defs(ast).items() if n != entry_name}
+    overloaded: dict[str, int] = {}
+    for e in ast.ext:
+        if isinstance(e, c_ast.FuncDef):
+            overloaded[e.decl.name] = overloaded.get(e.decl.name, 0) + 1
+    bad = _recursive(defs)
+    out = {}
+    for name, f in defs.items():
+        h = _Helper(f)
+        if name in bad:
+            h.ok, h.reason = False, "recursive"
+        elif overloaded.get(name, 0) > 1:
+            # C++ overloads (min(int, int), min(float, float), ...): the call's argument types
+            # choose one; calls stay calls rather than inline a wrong overload
+            h.ok, h.reason = False, "overloaded"
+        out[name] = h
+    return out
+
+
+class _Inliner:
+    def __init__(self, helpers: dict[str, _Helper], entry: c_ast.FuncDef, counter: list):
+        self.helpers = helpers
+        self.counter = counter
+        self.done = 0
+        self.entry_names = {n.name for n in canon.walk(entry) if isinstance(n, c_ast.Decl) and n.name}
+        self.pure = frozenset(n for n, h in helpers.items() if h.ok and h.is_expression and
+                              not canon.has_side_effects(h.result))
+
+    def fresh(self) -> int:
+        self.counter[0] += 1
+        return self.counter[0]
+
+    def usable(self, call) -> _Helper | None:
+        name = canon.call_name(call)
+        h = self.helpers.get(name)
+        if h is None or not h.ok:
+            return None
+        if h.free_names() & self.entry_names:
+            return None
+        nargs = len(call.args.exprs) if call.args is not None else 0
+        if nargs != len(h.params):
+            return None
+        return h
+
+    # -- statements ---------------------------------------------------------------------
+    def block(self, items: list) -> list:
+        out = []
+        for s in items:
+            out += self.stmt(s)
+        return out
+
+    def body(self, s):
+        if s is None:
+            return None
+        items = self.stmt(s)
+        if len(items) == 1 and (isinstance(items[0], c_ast.Compound) or items[0] is s):
+            return items[0]
+        return c_ast.Compound(items)
+
+    def stmt(self, s) -> list:
+        match s:
+            case c_ast.Compound():
+                return [c_ast.Compound(self.block(list(s.block_items or [])), s.coord)]
+            case c_ast.For():
+                s.stmt = self.body(s.stmt)
+                return [s]
+            case c_ast.While() | c_ast.DoWhile():
+                s.stmt = self.body(s.stmt)
+                return [s]
+            case c_ast.Switch():
+                s.stmt = self.body(s.stmt)
+                return [s]
+            case c_ast.If():
+                pre: list = []
+                s.cond = self.expr(s.cond, pre)
+                s.iftrue = self.body(s.iftrue)
+                s.iffalse = self.body(s.iffalse)
+                return pre + [s]
+            case c_ast.Return():
+                pre = []
+                if s.expr is not None:
+                    s.expr = self.expr(s.expr, pre)
+                return pre + [s]
+            case c_ast.Decl() if s.init is not None and not isinstance(s.init, c_ast.InitList):
+                h = self.usable(s.init) if isinstance(s.init, c_ast.FuncCall) else None
+                if h is not None and not h.is_expression and not isinstance(s.type, c_ast.ArrayDecl):
+                    pre = []
+                    call = s.init
+                    self._args(call, pre)
+                    s = copy.copy(s)
+                    s.init = None
+                    s.quals = [q for q in s.quals or [] if q != "const"]
+                    _drop_const(s.type)
+                    return pre + [s] + self.inline_block(h, call, c_ast.ID(s.name))
+                pre = []
+                s.init = self.expr(s.init, pre)
+                return pre + [s]
+            case c_ast.DeclList():
+                return [s]
+            case c_ast.FuncCall():
+                h = self.usable(s)
+                if h is not None:
+                    pre = []
+                    self._args(s, pre)
+                    if h.is_expression:
+                        e = self.expand(h, s)
+                        return pre + ([e] if canon.has_side_effects(e, self.pure) else [])
+                    return pre + self.inline_block(h, s, None)
+                pre = []
+                return pre + [self.expr(s, pre)]
+            case c_ast.Assignment(op="=") if isinstance(s.rvalue, c_ast.FuncCall) and \
+                    isinstance(s.lvalue, c_ast.ID):
+                h = self.usable(s.rvalue)
+                if h is not None and not h.is_expression:
+                    pre = []
+                    self._args(s.rvalue, pre)
+                    return pre + self.inline_block(h, s.rvalue, s.lvalue)
+                pre = []
+                return pre + [self.expr(s, pre)]
+            case c_ast.Label() | c_ast.Case() | c_ast.Default():
+                if s.stmts if hasattr(s, "stmts") else False:
+                    s.stmts = self.block(list(s.stmts))
+                return [s]
+        if isinstance(s, (c_ast.Assignment, c_ast.UnaryOp, c_ast.BinaryOp, c_ast.Cast,
+                          c_ast.ExprList, c_ast.TernaryOp)):
+            pre = []
+            return pre + [self.expr(s, pre)]
+        return [s]
+
+    # -- expressions --------------------------------------------------------------------
+    def _args(self, call, pre) -> None:
+        if call.args is not None:
+            call.args.exprs = [self.expr(a, pre) for a in call.args.exprs]
+
+    def expr(self, e, pre: list):
+        """``e`` with its unconditionally evaluated inlinable calls expanded (statements that
+        must run first appended to ``pre``)."""
+        match e:
+            case c_ast.FuncCall():
+                self._args(e, pre)
+                h = self.usable(e)
+                if h is None:
+                    return e
+                if h.is_expression and all(not canon.has_side_effects(a, self.pure)
+                                           for a in (e.args.exprs if e.args else [])):
+                    return self.expand(h, e)
+                if h.void:
+                    return e
+                k = self.fresh()
+                tmp = _result_decl(h, f"__xp_r{k}")
+                pre.append(tmp)
+                pre.extend(self.inline_block(h, e, c_ast.ID(tmp.name)))
+                return c_ast.ID(tmp.name)
+            case c_ast.BinaryOp(op=op) if op in ("&&", "||"):
+                e.left = self.expr(e.left, pre)
+                return e
+            case c_ast.TernaryOp():
+                e.cond = self.expr(e.cond, pre)
+                return e
+            case c_ast.UnaryOp(op="sizeof"):
+                return e
+            case c_ast.Assignment():
+                e.rvalue = self.expr(e.rvalue, pre)
+                e.lvalue = self.expr(e.lvalue, pre)
+                return e
+        for attr in e.__slots__:
+            if attr in ("coord", "__weakref__"):
+                continue
+            v = getattr(e, attr, None)
+            if isinstance(v, c_ast.Node) and not isinstance(v, c_ast.Typename):
+                setattr(e, attr, self.expr(v, pre))
+            elif isinstance(v, list):
+                setattr(e, attr, [self.expr(x, pre) if isinstance(x, c_ast.Node) else x for x in v])
+        return e
+
+    # -- expansion ----------------------------------------------------------------------
+    def _bindings(self, h: _Helper, call, body_nodes) -> tuple[list, dict]:
+        """(declarations for the parameters, substitutions for the others)."""
+        args = call.args.exprs if call.args is not None else []
+        decls, subst = [], {}
+        for p, a in zip(h.params, args):
+            is_ptr = isinstance(p.type, c_ast.PtrDecl)
+            if is_ptr and not canon.has_side_effects(a, self.pure) and \
+                    p.name not in set().union(*[canon.written_names(n) for n in body_nodes] or [set()]):
+                if _is_void_ptr(p.type):
+                    if _only_cast_uses(p.name, body_nodes):
+                        subst[p.name] = a
+                        continue
+                else:
+                    subst[p.name] = c_ast.Cast(c_ast.Typename(None, [], None, copy.deepcopy(p.type)), a)
+                    continue
+            if not is_ptr and h.is_expression and not canon.has_side_effects(a, self.pure):
+                t = copy.deepcopy(p.type)
+                _drop_const(t)
+                subst[p.name] = c_ast.Cast(c_ast.Typename(None, [], None, t), a)
+                continue
+            d = copy.deepcopy(p)
+            d.init = a
+            d.storage, d.funcspec = [], []
+            decls.append(d)
+        return decls, subst
+
+    def expand(self, h: _Helper, call):
+        _, subst = self._bindings(h, call, [h.result])
+        self.done += 1
+        return canon.substitute(h.result, subst)
+
+    def inline_block(self, h: _Helper, call, target) -> list:
+        k = self.fresh()
+        items = copy.deepcopy(h.items)
+        result = copy.deepcopy(h.result)
+        decls, subst = self._bindings(h, call, items + ([result] if result is not None else []))
+        # rename the helper's own names first (declared parameters and locals), then put the
+        # arguments (outer expressions, never renamed) in place of the substituted parameters
+        marker = "__xp_result_marker"
+        params = [copy.deepcopy(d) for d in decls]
+        for d in params:
+            d.init = None
+        tail = [c_ast.Assignment("=", c_ast.ID(marker), result)] if result is not None else []
+        holder = canon.rename_decls(c_ast.Compound(params + items + tail), f"__i{k}")
+        holder = canon.substitute(holder, subst)
+        for d, orig in zip(holder.block_items[:len(decls)], decls):
+            d.init = copy.deepcopy(orig.init)
+        if result is not None:
+            last = holder.block_items.pop()
+            if target is not None:
+                last.lvalue = copy.deepcopy(target)
+                holder.block_items.append(last)
+            elif canon.has_side_effects(last.rvalue, self.pure):
+                holder.block_items.append(last.rvalue)
+        self.done += 1
+        return [holder]
+
+
+def _drop_const(t) -> None:
+    while t is not None:
+        if hasattr(t, "quals") and isinstance(t.quals, list):
+            t.quals = [q for q in t.quals if q != "const"]
+        if isinstance(t, (c_ast.PtrDecl,)):
+            return                                   # const pointees stay
+        t = getattr(t, "type", None)
+
+
+def _result_decl(h: _Helper, name: str) -> c_ast.Decl:
+    t = copy.deepcopy(h.fdef.decl.type.type)
+    _drop_const(t)
+    d = c_ast.Decl(name, [], [], [], [], t, None, None)
+    canon.set_declname(d, name)
+    return d
+
+
+def _is_void_ptr(t) -> bool:
+    return isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.TypeDecl) and \
+        canon.type_words(t.type) == ["void"]
+
+
+def _only_cast_uses(name: str, nodes) -> bool:
+    """Every use of ``name`` is the operand of a pointer cast or a mem* argument."""
+    ok = True
+
+    def go(n, parent, mem_args):
+        nonlocal ok
+        if isinstance(n, c_ast.ID) and n.name == name:
+            if isinstance(parent, c_ast.Cast) and isinstance(parent.to_type.type, c_ast.PtrDecl):
+                return
+            if parent is mem_args and parent is not None:
+                return
+            ok = False
+            return
+        if isinstance(n, c_ast.FuncCall) and canon.call_name(n) in MEMFUNCS and n.args is not None:
+            go(n.args, n, n.args)
+            return
+        if isinstance(n, c_ast.StructRef):
+            go(n.name, n, None)
+            return
+        for _, c in n.children():
+            go(c, n, mem_args if n is mem_args else None)
+
+    for n in nodes:
+        if n is not None:
+            go(n, None, None)
+    return ok
+
+
+@register(PassInfo(
+    name=NAME,
+    summary="inline the file's helper functions (incl. ones taking pointers) into the entry",
+    options={"rounds": Option(int, 16, "maximum nesting depth inlined")},
+    requires=("an entry function definition (XP-INLINE-001)",
+              "a call in the entry to a non-recursive helper without static locals / goto, "
+              "returning last or via top-level 'if (c) return;' guards, evaluated "
+              "unconditionally (XP-INLINE-002)"),
+    guarantees=("same outputs on the virtual device", "entry name and parameters kept",
+                "unreferenced static helpers removed"),
+    introduces=("__xp_rN result temporaries", "name__iN renamed locals"),
+))
+def inline(program, *, rounds: int = 16):
+
+    ast = copy.deepcopy(program.ast)
+    entry = canon.entry_def(ast, program.entry.name)
+    counter = [0]
+    total = 0
+    for _ in range(max(1, rounds)):
+        helpers = inlinable(ast, program.entry.name)
+        inl = _Inliner(helpers, entry, counter)
+        entry.body = c_ast.Compound(inl.block(list(entry.body.block_items or [])), entry.body.coord)
+        total += inl.done
+        if not inl.done:
+            break
+    if not total:
+        raise PassRefused("inline: no call in the entry can be inlined")
+    _drop_unused_static(ast, program.entry.name, _macro_words(program.facts))
+    return canon.reparse(program, ast)
+
+
+def _macro_words(facts) -> set[str]:
+    """Identifiers in the bodies of the file's macros: a helper a macro calls
+    (``CUDA_CHECK(call)`` reporting through ``xp_error_string``) is referenced wherever the
+    macro is used, which the AST does not show."""
+    import re
+
+    words = set()
+    for d in ((facts or {}).get("defines") or {}).values():
+        body = d.get("body") if isinstance(d, dict) else None
+        if isinstance(body, str):
+            words |= set(re.findall(r"[A-Za-z_]\w*", body))
+    for line in (facts or {}).get("preamble") or []:      # as emitted (the lift rewrites
+        if re.match(r"\s*#\s*define\b", line):              # API names in macro text)
+            words |= set(re.findall(r"[A-Za-z_]\w*", line))
+    return words
+
+
+def _drop_unused_static(ast, entry_name: str, keep_names: set[str] = frozenset()) -> None:
+    while True:
+        called = set(keep_names)
+        for e in ast.ext:
+            if isinstance(e, c_ast.FuncDef):
+                for n in canon.walk(e.body):
+                    if isinstance(n, c_ast.ID):
+                        called.add(n.name)
+            elif not (isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl)):
+                called |= canon.ids_in(e)
+        keep, removed = [], False
+        for e in ast.ext:
+            name = e.decl.name if isinstance(e, c_ast.FuncDef) else \
+                e.name if isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl) else None
+            storage = (e.decl.storage if isinstance(e, c_ast.FuncDef) else
+                       e.storage if name else []) or []
+            if name and name != entry_name and name not in called and "static" in storage:
+                removed = True
+                continue
+            keep.append(e)
+        ast.ext[:] = keep
+        if not removed:
+            return
+
+
+@inline.legality
+def _legal(program, *, rounds: int = 16):
+    if program.entry is None or program.ast is None or \
+            canon.entry_def(program.ast, program.entry.name) is None:
+        return [canon.diag(program, NAME, "XP-INLINE-001", "no entry function definition")]
+    entry = canon.entry_def(program.ast, program.entry.name)
+    helpers = inlinable(program.ast, program.entry.name)
+    inl = _Inliner(helpers, entry, [0])
+    calls = [n for n in canon.walk(entry.body) if canon.call_name(n) in helpers]
+    if not calls:
+        return [canon.diag(program, NAME, "XP-INLINE-002", "the entry calls no helper defined in "
+                           "the file")]
+    if not any(inl.usable(c) for c in calls):
+        c = calls[0]
+        h = helpers[canon.call_name(c)]
+        why = h.reason or "it reads a file-scope name the entry shadows"
+        return [canon.diag(program, NAME, "XP-INLINE-002", f"'{h.name}' cannot be inlined: {why}", c)]
+    return []

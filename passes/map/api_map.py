@@ -1,0 +1,365 @@
+"""api_map: CUDA <-> HIP by mapping runtime API and warp intrinsics, keeping the thread structure.
+
+Summary
+    The structure-preserving plan between the two GPU dialects: same kernels, same launches,
+    same block/thread decomposition; runtime calls, types, includes and shuffles renamed
+    according to ``platforms/hip/api_map.toml`` (the one home of the name map).
+Requires
+    1. The program is CUDA and the target HIP, or the reverse.
+    2. It uses no tensor-core / matrix-core instruction (``nvcuda::wmma``, ``__builtin_amdgcn_*``):
+       those need the tensorize/detensorize pair, not a rename.
+    3. It uses no ``__match_*`` / ``__reduce_*_sync`` intrinsic; HIP -> CUDA also no 64-lane vote
+       (``__ballot``, ``__any``, ``__activemask``) and no shuffle with a constant
+       width above 32, which 32-lane warps cannot express (XP-APIMAP-002).
+Guarantees
+    Same outputs on the virtual device: CUDA shuffles become HIP shuffles with an explicit width
+    of 32 (the HIP width defaults to the 64-lane wavefront), and ``warpSize`` in CUDA device code
+    becomes 32, so CUDA's 32-lane groups are kept exactly inside a 64-lane wavefront. HIP
+    shuffles become ``*_sync`` shuffles with a full mask; HIP code must then be written in terms
+    of ``warpSize`` (which is 32 on the CUDA side), which the verification run checks. CUDA warp
+    votes become the 64-bit wavefront ``__ballot`` narrowed to the thread's 32-lane half
+    (``(unsigned)(__ballot(p) >> (__lane_id() & 32))``); ``__syncwarp`` becomes
+    ``__builtin_amdgcn_wave_barrier()``; ``hipLaunchKernelGGL`` becomes a ``<<<>>>`` launch.
+    HIP's ``__lane_id()`` becomes the linear thread id modulo ``warpSize``. HIP -> CUDA also spells the older built-ins (``hipThreadIdx_x`` ...) as ``threadIdx.x`` and
+    calls of the ROCm device library (``__ocml_erf_f32``) as the libm function (``erff``).
+    Runtime names used inside ``#define`` bodies are renamed like the code.
+Options
+    to: target platform, ``cuda`` or ``hip``.
+Example (CUDA -> HIP)
+    ``v += __shfl_down_sync(0xffffffff, v, 16);``  ->  ``v += __shfl_down(v, 16, 32);``
+    ``cudaMemcpy(d, h, n, cudaMemcpyHostToDevice)`` -> ``hipMemcpy(d, h, n, hipMemcpyHostToDevice)``
+"""
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from pycparser import c_ast
+
+from xpiler.ir.errors import Coord, Diagnostic
+
+from passes.base import Option, PassInfo, register
+
+MAP_FILE = Path(__file__).resolve().parents[2] / "platforms" / "hip" / "api_map.toml"
+
+_MATRIX = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_mfma_)")
+_UNMAPPABLE = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_|__match_|__reduce_\w+_sync$)")
+# warp votes map to HIP's 64-bit wavefront ballot, narrowed to the thread's 32-lane half
+# (CUDA -> HIP only; the reverse would need 64-lane votes on 32-lane warps)
+_VOTES_TO_HIP = {
+    "__activemask": ("(unsigned)(__ballot(1) >> (__lane_id() & 32))", 0),
+    "__ballot_sync": ("(unsigned)(__ballot(P0) >> (__lane_id() & 32))", 1),
+    "__any_sync": ("(((unsigned)(__ballot(P0) >> (__lane_id() & 32))) != 0)", 1),
+    "__all_sync": ("(((unsigned)(__ballot(P0) >> (__lane_id() & 32))) == "
+                   "((unsigned)(__ballot(1) >> (__lane_id() & 32))))", 1),
+    "__syncwarp": ("__builtin_amdgcn_wave_barrier()", None),
+}
+_HIP_ONLY = re.compile(r"^(?:__ballot|__any|__all|__activemask|__syncwarp)$")
+# HIP's __lane_id() on CUDA: the lane within the 32-lane warp (HIP code written against warpSize)
+_LANE_ID_CUDA = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % warpSize)"
+_INCLUDE = re.compile(r'^(\s*#\s*include\s*[<"])([^>"]+)([>"].*)$')
+
+
+@lru_cache(maxsize=1)
+def load_map() -> dict:
+    return tomllib.loads(MAP_FILE.read_text())
+
+
+def _names(to: str) -> tuple[dict, dict, dict]:
+    table = load_map()
+    names, shuffles, includes = table["names"], table["shuffles"], table["includes"]
+    if to == "hip":
+        return dict(names), dict(shuffles), dict(includes)
+    inv_includes: dict[str, str] = {}
+    for cuda_h, hip_h in includes.items():
+        inv_includes.setdefault(hip_h, cuda_h)
+    return ({v: k for k, v in names.items()}, {v: k for k, v in shuffles.items()}, inv_includes)
+
+
+class _Uses(c_ast.NodeVisitor):
+    """Collects identifiers used as call targets or names (for the legality check)."""
+
+    def __init__(self):
+        self.found: list[tuple[str, object]] = []
+
+    def visit_ID(self, node):
+        self.found.append((node.name, node.coord))
+
+    def visit_IdentifierType(self, node):
+        for n in node.names:
+            self.found.append((n, node.coord))
+
+
+def _coord(program, c) -> Coord:
+    if c is None:
+        return Coord(program.path)
+    return Coord(getattr(c, "file", None) or program.path, getattr(c, "line", 0) or 0, getattr(c, "column", 0) or 0)
+
+
+@register(PassInfo(
+    name="api_map",
+    lowers=True,
+    summary="CUDA <-> HIP: rename runtime API, types, includes and shuffles; keep the thread structure",
+    options={"to": Option(str, "hip", "target platform: cuda or hip")},
+    requires=("program is CUDA and target HIP, or the reverse",
+              "no wmma / MFMA instructions (use the tensorize pair)",
+              "no __match_* / __reduce_*_sync; hip -> cuda: no 64-lane votes"),
+    guarantees=("same outputs on the virtual device", "same kernels, launches and thread structure"),
+    introduces=("HIP or CUDA runtime API",),
+))
+def api_map(program, *, to: str = "hip"):
+    return map_api(program, to)
+
+
+def map_api(program, to: str):
+    """The rename itself (no legality check); also the tail of ``matrix_core_map``."""
+    names, shuffles, includes = _names(to)
+    ast = copy.deepcopy(program.ast)
+    if to == "cuda":
+        from passes.lift.loop_recovery.support import normalize_hip_builtins
+
+        normalize_hip_builtins(ast)
+    _Renamer(names, shuffles, to, program.platform).visit(ast)
+    _replace_calls(ast, _votes_to_hip if to == "hip" else _launch_ggl_to_cuda)
+    facts = copy.deepcopy(program.facts)
+    facts["preamble"] = [_map_define(_map_include(line, includes), names, to) for line in facts.get("preamble", [])]
+    facts["includes"] = [includes.get(h, h) for h in facts.get("includes", [])]
+    if to == "hip" and not any("hip_runtime" in l for l in facts["preamble"]):
+        facts["preamble"].insert(0, "#include <hip/hip_runtime.h>")
+    if to == "cuda":
+        facts["preamble"] = [l for l in facts["preamble"] if "hip/" not in l or "#include" not in l]
+        if not any("cuda_runtime" in l for l in facts["preamble"]):
+            facts["preamble"].insert(0, "#include <cuda_runtime.h>")
+    return replace(program, platform=to, ast=ast, facts=facts, source="",
+                   intrinsics=[names.get(i, shuffles.get(i, i)) for i in program.intrinsics])
+
+
+@api_map.legality
+def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
+    return api_legality(program, to)
+
+
+def api_legality(program, to: str, allow_matrix: bool = False) -> list[Diagnostic]:
+    """api_map's checks; ``allow_matrix``: wmma / MFMA names are handled by the caller
+    (``matrix_core_map``)."""
+    pair = {program.platform, to}
+    if pair != {"cuda", "hip"}:
+        return [Diagnostic("XP-APIMAP-001", f"api_map translates between cuda and hip, not "
+                           f"{program.platform} -> {to}", Coord(program.path), pass_name="api_map")]
+    if to == "cuda":
+        wide = _wide_shuffle(program.ast)
+        if wide is not None:
+            name, width, coord = wide
+            return [Diagnostic("XP-APIMAP-002", f"'{name}' with width {width} spans a 64-lane wavefront, which "
+                               "has no one-to-one cuda equivalent (warps have 32 lanes)",
+                               _coord(program, coord), construct=name, pass_name="api_map")]
+    uses = _Uses()
+    uses.visit(program.ast)
+    for name, coord in uses.found:
+        if allow_matrix and _MATRIX.match(name):
+            continue
+        if _UNMAPPABLE.match(name) or (to == "cuda" and _HIP_ONLY.match(name)):
+            return [Diagnostic("XP-APIMAP-002", f"'{name}' has no one-to-one {to} equivalent "
+                               "(matrix instructions and warp votes need other passes)",
+                               _coord(program, coord), construct=name, pass_name="api_map")]
+    return []
+
+
+_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+_OCML = re.compile(r"^__ocml_(\w+)_f(32|64)$")
+
+
+def _map_define(line: str, names: dict, to: str) -> str:
+    """Runtime names inside a ``#define`` body are renamed like the code (macros are not expanded
+    by the front-end, so a ``CUDA_CHECK`` macro keeps naming ``cudaError_t``)."""
+    if not re.match(r"\s*#\s*define\b", line):
+        return line
+
+    def sub(m):
+        w = m.group(0)
+        if to == "cuda":
+            from passes.lift.loop_recovery.support import HIP_BUILTINS
+
+            if w in HIP_BUILTINS:
+                return "(%s.%s)" % HIP_BUILTINS[w]
+            o = _OCML.match(w)
+            if o:
+                return _ocml_to_cuda(o)
+        return names.get(w, w)
+
+    return _WORD.sub(sub, line)
+
+
+def _ocml_to_cuda(m) -> str:
+    """``__ocml_erf_f32`` -> ``erff``; ``__ocml_erf_f64`` -> ``erf`` (CUDA's libm names)."""
+    return m.group(1) + ("f" if m.group(2) == "32" else "")
+
+
+def _wide_shuffle(ast):
+    """(name, width, coord) of the first HIP shuffle with a constant width above CUDA's 32."""
+    hip_shuffles = set(load_map()["shuffles"].values())
+    for node in _walk(ast):
+        if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+                node.name.name in hip_shuffles and node.args and len(node.args.exprs) >= 3:
+            w = node.args.exprs[2]
+            if isinstance(w, c_ast.Constant) and w.type == "int":
+                try:
+                    width = int(w.value.rstrip("uUlL"), 0)
+                except ValueError:
+                    continue
+                if width > load_map()["constants"]["cuda_warp_size"]:
+                    return node.name.name, width, node.coord
+    return None
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in n.children())
+
+
+def _map_include(line: str, includes: dict) -> str:
+    m = _INCLUDE.match(line)
+    if not m:
+        return line
+    return f"{m.group(1)}{includes.get(m.group(2), m.group(2))}{m.group(3)}"
+
+
+class _Renamer(c_ast.NodeVisitor):
+    """Renames API identifiers and rewrites shuffle calls in place (on the pass's own copy)."""
+
+    def __init__(self, names: dict, shuffles: dict, to: str, source_platform: str):
+        self.names, self.shuffles, self.to = names, shuffles, to
+        self.warp = load_map()["constants"]["cuda_warp_size"]
+        self.source_platform = source_platform
+        self.in_device = False
+
+    def visit_FuncDef(self, node):
+        spec = set(node.decl.funcspec or [])
+        was = self.in_device
+        self.in_device = bool(spec & {"__global__", "__device__"})
+        self.generic_visit(node)
+        self.in_device = was
+
+    def visit_FuncCall(self, node):
+        if isinstance(node.name, c_ast.ID) and node.name.name in self.shuffles:
+            self._rewrite_shuffle(node)
+        self.generic_visit(node)
+
+    def _rewrite_shuffle(self, node):
+        args = list(node.args.exprs) if node.args else []
+        new = self.shuffles[node.name.name]
+        if self.to == "hip":          # (mask, v, lane/delta[, width]) -> (v, lane/delta, width or 32)
+            rest = args[1:]
+            if len(rest) == 2:
+                rest.append(c_ast.Constant("int", str(self.warp)))
+        else:                         # (v, lane/delta[, width]) -> (0xffffffff, v, lane/delta[, width])
+            rest = [c_ast.Constant("unsigned int", "0xffffffffu")] + args
+        node.name = c_ast.ID(new, coord=node.name.coord)
+        node.args = c_ast.ExprList(rest, coord=node.args.coord if node.args else node.coord)
+
+    def visit_ID(self, node):
+        if node.name == "warpSize" and self.to == "hip" and self.in_device:
+            # CUDA semantics: warps of 32 (shuffles keep width 32, see module docstring)
+            node.name = str(self.warp)
+            return
+        if node.name in self.names:
+            node.name = self.names[node.name]
+        elif self.to == "cuda" and _OCML.match(node.name):
+            node.name = _ocml_to_cuda(_OCML.match(node.name))
+
+    def visit_IdentifierType(self, node):
+        node.names = [self.names.get(n, n) for n in node.names]
+
+
+# ------------------------------------------------------------------------------ call rewrites
+def _replace_calls(node, rewrite) -> None:
+    """Post-order walk replacing FuncCall children for which ``rewrite`` returns a new node."""
+    for attr in getattr(node, "__slots__", ()):
+        if attr in ("coord", "__weakref__"):
+            continue
+        value = getattr(node, attr, None)
+        if isinstance(value, c_ast.Node):
+            _replace_calls(value, rewrite)
+            new = rewrite(value) if isinstance(value, c_ast.FuncCall) else None
+            if new is not None:
+                setattr(node, attr, new)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, c_ast.Node):
+                    _replace_calls(item, rewrite)
+                    new = rewrite(item) if isinstance(item, c_ast.FuncCall) else None
+                    if new is not None:
+                        value[i] = new
+
+
+@lru_cache(maxsize=None)
+def _template(text: str) -> c_ast.Node:
+    from pycparser import c_parser
+
+    unit = c_parser.CParser().parse(f"void __xp_t(void) {{ __xp_r = {text}; }}")
+    return unit.ext[0].body.block_items[0].rvalue
+
+
+def _instantiate(text: str, subs: dict, coord) -> c_ast.Node:
+    node = copy.deepcopy(_template(text))
+
+    def fill(n):
+        for attr in getattr(n, "__slots__", ()):
+            if attr in ("coord", "__weakref__"):
+                continue
+            v = getattr(n, attr, None)
+            if isinstance(v, c_ast.ID) and v.name in subs:
+                setattr(n, attr, copy.deepcopy(subs[v.name]))
+            elif isinstance(v, c_ast.Node):
+                fill(v)
+            elif isinstance(v, list):
+                for i, item in enumerate(v):
+                    if isinstance(item, c_ast.ID) and item.name in subs:
+                        v[i] = copy.deepcopy(subs[item.name])
+                    elif isinstance(item, c_ast.Node):
+                        fill(item)
+        if hasattr(n, "coord") and n.coord is None:
+            n.coord = coord
+
+    fill(node)
+    return node
+
+
+def _votes_to_hip(call: c_ast.FuncCall):
+    if not isinstance(call.name, c_ast.ID) or call.name.name not in _VOTES_TO_HIP:
+        return None
+    text, pred_index = _VOTES_TO_HIP[call.name.name]
+    args = list(call.args.exprs) if call.args else []
+    subs = {"P0": args[pred_index]} if pred_index is not None and len(args) > pred_index else {}
+    return _instantiate(text, subs, call.coord)
+
+
+def _launch_ggl_to_cuda(call: c_ast.FuncCall):
+    """HIP -> CUDA call rewrites: ``__lane_id()`` and ``hipLaunchKernelGGL``."""
+    if isinstance(call.name, c_ast.ID) and call.name.name == "__lane_id" and not (call.args and call.args.exprs):
+        return _instantiate(_LANE_ID_CUDA, {}, call.coord)
+    return _ggl_to_cuda(call)
+
+
+def _ggl_to_cuda(call: c_ast.FuncCall):
+    """``hipLaunchKernelGGL(k, grid, block, shmem, stream, args...)`` -> ``k<<<grid, block, shmem,
+    stream>>>(args...)`` in the front-end's launch form; ``HIP_KERNEL_NAME(k)`` unwraps to k."""
+    if not isinstance(call.name, c_ast.ID) or call.name.name != "hipLaunchKernelGGL" or not call.args:
+        return None
+    args = list(call.args.exprs)
+    if len(args) < 5:
+        return None
+    kernel = args[0]
+    if (isinstance(kernel, c_ast.FuncCall) and isinstance(kernel.name, c_ast.ID)
+            and kernel.name.name == "HIP_KERNEL_NAME" and kernel.args):
+        kernel = kernel.args.exprs[0]
+    config = c_ast.ExprList([kernel, *args[1:5]], coord=call.coord)
+    launch = c_ast.FuncCall(c_ast.ID("__xp_launch", coord=call.coord), config, coord=call.coord)
+    return c_ast.FuncCall(launch, c_ast.ExprList(args[5:], coord=call.coord), coord=call.coord)
