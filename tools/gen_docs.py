@@ -2,7 +2,7 @@
 """Generate docs/diagnostics.md and docs/passes.md from their one home.
 
 - xpiler/ir/diagnostics.toml (front-end codes) -> docs/diagnostics.md
-- the pass registry (PassInfo of every module in xpiler.translate.PASS_MODULES) -> docs/passes.md
+- the pass registry (PassInfo of every pass module under passes/) and passes/plans.toml -> docs/passes.md
 
 ``--check`` exits 1 when a generated file is stale (a test runs it).
 """
@@ -40,22 +40,49 @@ def diagnostics_md() -> str:
 
 def passes_md() -> str:
     from passes.base import REGISTRY
-    from xpiler.translate import PASS_MODULES, PLANS, load_passes
+    from passes.plans import PLANS, STAGES, load_passes, plan_data, stage_of
 
     load_passes()
-    lines = [BANNER.format(src="the PassInfo of each pass"), "# Passes\n"]
-    for name in sorted(REGISTRY):
-        info = REGISTRY[name].info
-        lines.append(f"## `{name}`\n\n{info.summary}\n")
-        for title, items in (("Requires", info.requires), ("Guarantees", info.guarantees),
-                             ("Introduces", info.introduces)):
-            if items:
-                lines.append(f"{title}:\n" + "\n".join(f"- {x}" for x in items) + "\n")
-        if info.options:
-            lines.append("Options:\n" + "\n".join(f"- `{k}` ({o.type.__name__}, default `{o.default}`): {o.help}"
-                                                 for k, o in info.options.items()) + "\n")
-    lines.append("# Plans\n\n| direction | pipeline |\n|---|---|")
-    lines += [f"| {a} -> {b} | `{p}` |" for (a, b), p in sorted(PLANS.items())]
+    lines = [BANNER.format(src="the PassInfo of each pass and passes/plans.toml"), "# Passes\n",
+             "Passes live in `passes/<stage>/`, one folder per stage: `lift` (source -> canonical C), "
+             "`cleanup` (canonicalisation), `lower` (canonical C -> target: binding), `tensorize` "
+             "(special instructions), `map` (structure-preserving CUDA <-> HIP), `schedule` (loop "
+             "transformations for tuning), and `analysis` (shared analyses, no passes). A pass "
+             "registers itself (`passes.base.register`); `passes.plans.load_passes()` imports every "
+             "module under `passes/`.\n"]
+    order = {s: i for i, s in enumerate((*STAGES, "schedule"))}
+    by_stage: dict[str, list[str]] = {}
+    for name in REGISTRY:
+        by_stage.setdefault(stage_of(name), []).append(name)
+    for stage in sorted(by_stage, key=lambda s: (order.get(s, 99), s)):
+        lines.append(f"## Stage `{stage}` (`passes/{stage}/`)\n")
+        for name in sorted(by_stage[stage]):
+            info = REGISTRY[name].info
+            lines.append(f"### `{name}`\n\n{info.summary}\n")
+            for title, items in (("Requires", info.requires), ("Guarantees", info.guarantees),
+                                 ("Introduces", info.introduces)):
+                if items:
+                    lines.append(f"{title}:\n" + "\n".join(f"- {x}" for x in items) + "\n")
+            if info.options:
+                lines.append("Options:\n" + "\n".join(f"- `{k}` ({o.type.__name__}, default `{o.default}`): {o.help}"
+                                                     for k, o in info.options.items()) + "\n")
+    data = plan_data()
+    lines.append("# Plans\n\nComposed from `passes/plans.toml`: lift[source] + cleanup + lower[target] + "
+                 "tensorize[target]; `map` routes (structure-preserving) are tried first. Candidates are "
+                 "tried in order; the first that reaches the target dialect is kept.\n")
+    lines.append("| direction | " + " | ".join(STAGES) + " |\n|---|" + "---|" * len(STAGES))
+    for key, d in sorted(data["direction"].items()):
+        lines.append(f"| {key.replace('->', ' -> ')} | " + " | ".join(f"`{d[s]}`" if s in d else "" for s in STAGES) + " |")
+    lines.append("\n| direction | candidate pipelines |\n|---|---|")
+    for (a, b), p in sorted(PLANS.items()):
+        lines.append(f"| {a} -> {b} | " + "<br>".join(f"`{x}`" for x in ([p] if isinstance(p, str) else p)) + " |")
+    lines.append("\n## Pieces\n")
+    for stage in STAGES:
+        lines.append(f"`[{stage}]`:\n")
+        for piece, text in data.get(stage, {}).items():
+            alts = [text] if isinstance(text, str) else text
+            lines.append(f"- `{piece}`: " + " / ".join(f"`{x}`" for x in alts))
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 

@@ -210,7 +210,7 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
     from concurrent.futures import ProcessPoolExecutor
 
     from .ir.errors import UsageError
-    from .translate import PLANS
+    from passes.plans import PLANS
 
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")

@@ -91,7 +91,7 @@ def parse(file, platform, entry, as_json, args):
     (each host launch with grid/block or taskDim/function type, evaluated where the scalars allow;
     a kernel entry's default launch from the device profile), parallel units used vs available,
     on-chip buffer bytes and special instructions (see xpiler/resources.py)."""
-    from .ir.program import parse_file
+    from .parse import parse_file
     from .resources import one_line, resources
 
     program = parse_file(file, platform, entry=entry)
@@ -165,7 +165,7 @@ def run(file, platform, entry, args, save, print_args, grid, block, shmem, clust
     import numpy as np
 
     from .argspec import parse_arg_specs
-    from .ir.program import parse_file
+    from .parse import parse_file
     from .run import run_kernel
     from .verify import make_args
 
@@ -256,14 +256,15 @@ def check(a, b, args, seed, entry_a, entry_b, strict_b, timeout, as_json):
 @cli.command(name="passes")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable list.")
 def list_passes(as_json):
-    """List the passes (with what they require and guarantee) and the translation plans."""
+    """List the passes by stage (with what they require and guarantee) and the translation plans
+    composed from passes/plans.toml."""
     from passes.base import REGISTRY
-    from .translate import PLANS, load_passes
+    from passes.plans import PLANS, STAGES, load_passes, stage_of
 
     load_passes()
     if as_json:
         click.echo(json.dumps({
-            "passes": {n: {"summary": e.info.summary, "requires": list(e.info.requires),
+            "passes": {n: {"stage": stage_of(n), "summary": e.info.summary, "requires": list(e.info.requires),
                            "guarantees": list(e.info.guarantees),
                            "options": {k: {"type": o.type.__name__, "default": o.default, "help": o.help}
                                        for k, o in e.info.options.items()}}
@@ -271,11 +272,13 @@ def list_passes(as_json):
             "plans": {f"{a}->{b}": p for (a, b), p in sorted(PLANS.items())}}, indent=2))
         return
     con = _console()
-    for name, e in sorted(REGISTRY.items()):
-        con.print(f"[bold]{name}[/bold]: {e.info.summary}")
+    order = {s: i for i, s in enumerate((*STAGES, "schedule"))}
+    for name, e in sorted(REGISTRY.items(), key=lambda kv: (order.get(stage_of(kv[0]), 99), kv[0])):
+        con.print(f"[dim]{stage_of(name):>9}[/dim]  [bold]{name}[/bold]: {e.info.summary}")
     con.print("")
     for (a, b), p in sorted(PLANS.items()):
-        con.print(f"{a} -> {b}: {p}", markup=False)
+        for i, text in enumerate([p] if isinstance(p, str) else p):
+            con.print(f"{a} -> {b}{'' if i == 0 else f' (alternative {i + 1})'}: {text}", markup=False)
 
 
 # ------------------------------------------------------------------------------ translate

@@ -59,10 +59,6 @@ CANDIDATES = (16, 32, 64, 128, 256, 512, 1024)
 SMALL = (8, 4, 2, 1)                     # tried (largest first) only when no candidate above works
 FLOAT_VALUE = 0.5
 MAX_ELEMENTS = 1 << 24                   # never allocate more than this per pointer while guessing
-_CLEAN = ("inline", "scalarize_structs", "const_prop", "unit_loops", "flatten_blocks")
-_LIFT = {"cuda": ("loop_recovery", "devcopy", "devtemp") + _CLEAN,
-         "hip": ("loop_recovery", "devcopy", "devtemp") + _CLEAN,
-         "bang": ("detensorize", "task_recovery") + _CLEAN, "vnni": ()}
 
 
 @dataclass
@@ -127,11 +123,11 @@ def analysed_extents(program) -> tuple[dict, str]:
     try:
         from passes.analysis import affine
         from passes.base import REGISTRY, PassRefused, run_pass
-        from .translate import load_passes
+        from passes.plans import analysis_lift, load_passes
 
         load_passes()
         lifted = program
-        for name in _LIFT.get(program.platform, ()):
+        for name in analysis_lift(program.platform):   # passes/plans.toml [analysis]
             if name not in REGISTRY:     # a clean-up pass this checkout does not have
                 continue
             try:

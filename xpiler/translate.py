@@ -14,8 +14,9 @@
    from the last verified program.
 5. The result is verified only if the final program is in the target dialect and passed.
 
-Plans live in ``PLANS`` (a pipeline string per direction); directions without a plan are
-reported as not yet supported (exit 1), never as success.
+Plans are data (``passes/plans.toml``, composed by ``passes.plans``: lift[source] + cleanup +
+lower[target] + tensorize[target]); directions without a plan are reported as not yet supported
+(exit 1), never as success.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import passes.plans as plan_table
 import platforms
 from .ir.errors import TranslationFailed, TranslationTimeLimit, UsageError, XpilerError, debug_enabled
 
@@ -71,36 +73,11 @@ class TranslationReport:
                 "target_summary": self.summary}
 
 
-# Plans: (source, target) -> pipeline string. Each step is a registered pass (passes/); every
-# step is verified on the virtual device. A direction missing here is reported as unsupported.
-PLANS: dict[tuple[str, str], str] = {
-    # structure-preserving first; the lift-and-lower route for what api_map cannot map
-    # (wmma / MFMA matrix fragments: loop_recovery detensorizes them)
-    ("cuda", "hip"): ["matrix_core_map{to=hip}", "api_map{to=hip}",
-                      "loop_recovery,devcopy{extents=true},devtemp,goto_continue,inline,scalarize_structs,const_prop,fold_branches,flatten_blocks,dce,indvar,sroa,memops,simplify,loop_bind{to=hip}"],
-    ("hip", "cuda"): ["matrix_core_map{to=cuda}", "api_map{to=cuda}",
-                      "loop_recovery,devcopy{extents=true},devtemp,goto_continue,inline,scalarize_structs,const_prop,fold_branches,flatten_blocks,dce,indvar,sroa,memops,simplify,vector_types,loop_bind{to=cuda}"],
-    ("vnni", "cuda"): ["detensorize_vnni{rules=false},std_calls,inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda;levels=2}",
-                      "detensorize_vnni{rules=false},std_calls,inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}"],
-    ("vnni", "hip"): ["detensorize_vnni{rules=false},std_calls,inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=hip;levels=2}",
-                      "detensorize_vnni{rules=false},std_calls,inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}"],
-    ("cuda", "vnni"): "loop_recovery",
-    ("hip", "vnni"): "loop_recovery",
-    ("bang", "vnni"): "detensorize,task_recovery",
-    ("bang", "cuda"): ["detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda;levels=2}",
-                      "detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=cuda}"],
-    ("bang", "hip"): ["detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=hip;levels=2}",
-                      "detensorize{typed=true},task_recovery{form=flat},devcopy{extents=true},inline,flatten_blocks,guard_continue,indvar,sroa,memops,simplify,dce,loop_bind{to=hip}"],
-    ("vnni", "bang"): "detensorize_vnni{rules=false},std_calls,inline,localize,flatten_blocks,indvar,sroa,memops,simplify,dce,task_bind,tensorize_bang",
-    ("cuda", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,localize,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
-    ("hip", "bang"): "loop_recovery,devcopy{extents=true},constant_symbols{extents=true},std_calls,devtemp,goto_continue,inline,localize,scalarize_structs,const_prop,unit_loops,fold_branches,struct_consts,unroll_const,flatten_blocks,dce,indvar,sroa,memops,simplify,rematerialize,loop_normalize,task_bind,tensorize_bang",
-}
-# modules whose import registers the passes the plans name
-PASS_MODULES = ("passes.map.api_map", "passes.lower.loop_bind", "passes.lift.loop_recovery", "passes.cleanup.inline", "passes.cleanup.sroa", "passes.cleanup.memops", "passes.cleanup.simplify", "passes.cleanup.dce", "passes.cleanup.indvar",
-                "passes.lift.detensorize", "passes.lift.task_recovery", "passes.lift.detensorize_vnni", "passes.lower.task_bind", "passes.tensorize.tensorize_bang", "passes.cleanup.devcopy", "passes.cleanup.guard_continue",
-                "passes.cleanup.scalarize_structs", "passes.cleanup.const_prop", "passes.cleanup.unit_loops", "passes.cleanup.devtemp", "passes.cleanup.goto_continue", "passes.cleanup.fold_branches", "passes.cleanup.unroll_const",
-                "passes.cleanup.localize", "passes.cleanup.loop_normalize", "passes.map.matrix_core_map",
-                "passes.schedule.loop_split", "passes.schedule.loop_reorder", "passes.schedule.loop_fuse", "passes.schedule.loop_expansion", "passes.schedule.loop_contraction", "passes.cleanup.rematerialize", "passes.cleanup.struct_consts", "passes.cleanup.vector_types", "passes.cleanup.std_calls", "passes.cleanup.constant_symbols")
+# Plans: (source, target) -> candidate pipelines, composed from passes/plans.toml (the one home
+# of the plans); every step is a registered pass, verified on the virtual device. A direction
+# missing there is reported as unsupported. ``PLANS`` is that table (the same object).
+PLANS = plan_table.PLANS
+load_passes = plan_table.load_passes
 
 
 def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
@@ -118,13 +95,6 @@ def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
 
 def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
     return plans(source_platform, target)[0]
-
-
-def load_passes() -> None:
-    import importlib
-
-    for name in PASS_MODULES:
-        importlib.import_module(name)
 
 
 def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infer: bool = True,
