@@ -44,7 +44,7 @@ def reparse(program, ast):
     Program's facts (params, launches, buffers, intrinsics) are those of its text."""
     import platforms
     from dataclasses import replace
-    from xpiler.ir.program import parse_source
+    from platforms import parse as parse_source
 
     text = platforms.module(program.platform, "backend").emit(replace(program, ast=ast, source=""))
     return parse_source(text, program.platform, program.path, entry=program.entry.name)

@@ -68,3 +68,10 @@ def module(platform: str, part: str):
 
 def data_dir(platform: str) -> Path:
     return Path(__file__).parent / canonical(platform)
+
+
+def parse(text: str, platform: str | None = None, path: str = "<input>", entry: str | None = None):
+    """Parse source text into a Program with the front-end of ``platform`` (detected from
+    ``path`` and ``text`` when None)."""
+    plat = canonical(platform) if platform else detect(path, text)
+    return module(plat, "frontend").parse(text, path=path, entry=entry)

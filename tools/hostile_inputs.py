@@ -115,7 +115,7 @@ t0 = time.perf_counter()
 outcome = "ok"
 try:
     if stage == "parse":
-        from xpiler.ir.program import parse_source
+        from xpiler.parse import parse_source
         parse_source(text, p, path)
     else:
         emu = platforms.module(p, "emulate")

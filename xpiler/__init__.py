@@ -14,9 +14,9 @@ __all__ = ["parse_file", "parse_source", "run_kernel", "__version__"]
 
 def __getattr__(name):  # PEP 562: keep start-up cheap
     if name in ("parse_file", "parse_source"):
-        from .ir import program
+        from . import parse
 
-        return getattr(program, name)
+        return getattr(parse, name)
     if name == "run_kernel":
         from .run import run_kernel
 

@@ -41,7 +41,8 @@ import numpy as np
 import platforms
 from .ir.errors import (BuildError, Coord, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
                      OutOfBoundsAccess, StrictModeViolation, UsageError)
-from .ir.program import Param, Program, parse_source
+from .ir.program import Param, Program
+from .parse import parse_source
 
 DEFAULT_MEMORY_LIMIT = 8 << 30      # bytes of address space a kernel may add
 DEFAULT_CACHE_MAX_MB = 4096         # build cache cap ($XPILER_CACHE_MAX_MB; 0 = no cap)

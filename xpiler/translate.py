@@ -307,7 +307,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     from passes.base import PassRefused, format_pipeline, run_pass
     from platforms.common.std_headers import include_lines
 
-    from .ir.program import parse_file, parse_source
+    from .parse import parse_file, parse_source
     from .run import broken_rules, run_kernel
     from .verify import compare_arrays
 

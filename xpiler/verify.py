@@ -169,7 +169,7 @@ def check(a: str, b: str, specs: dict, seed: int = 0, *, timeout: float = 60, st
           launch_a: dict | None = None, launch_b: dict | None = None, entry_a: str | None = None,
           entry_b: str | None = None, platform_a: str | None = None, platform_b: str | None = None,
           tolerances: dict | None = None) -> CheckReport:
-    from .ir.program import parse_file
+    from .parse import parse_file
     from .run import run_kernel
 
     pa = parse_file(a, platform_a, entry=entry_a)

@@ -113,7 +113,7 @@ def _run(ast) -> int:
     guarantees=("same outputs on the virtual device", "the rewritten labels and gotos are gone"),
 ))
 def goto_continue(program):
-    from xpiler.ir.program import parse_source
+    from platforms import parse as parse_source
     import platforms
 
     ast = copy.deepcopy(program.ast)

@@ -456,7 +456,7 @@ def _rewrite(program, profile: str):
 ))
 def tensorize_bang(program, *, profile: str = ""):
     import platforms
-    from xpiler.ir.program import parse_source
+    from platforms import parse as parse_source
 
     ast, rw = _rewrite(program, profile)
     if not rw.count:

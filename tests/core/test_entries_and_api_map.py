@@ -10,7 +10,7 @@ import platforms
 from passes.map import api_map  # noqa: F401  (registers the pass)
 from passes.base import run_pass
 from xpiler.argspec import parse_arg_specs
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 from xpiler.translate import translate
 

@@ -22,7 +22,7 @@ import pytest
 
 import platforms
 from xpiler.ir.errors import SourceError, TranslationTimeLimit
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "xpiler" / "corpus"

@@ -7,7 +7,7 @@ import pytest
 
 from xpiler.cli import main
 from xpiler.infer import infer_inputs
-from xpiler.ir.program import parse_file
+from xpiler.parse import parse_file
 
 SCALE_CU = r"""
 __global__ void scale(const float* x, float* y, float a, int n) {

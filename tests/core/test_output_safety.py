@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import xpiler.ir.program
+import xpiler.parse
 from xpiler.cli import main
 from xpiler.translate import GENERATED_BANNER
 
@@ -46,7 +46,7 @@ def no_translation(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the translation ran before the path problem was reported")
 
-    monkeypatch.setattr(xpiler.ir.program, "parse_file", refuse)
+    monkeypatch.setattr(xpiler.parse, "parse_file", refuse)
 
 
 def _usage_error(capsys, *names):
@@ -187,7 +187,7 @@ def test_file_error_diagnostics_point_at_line_1(tmp_path):
     from xpiler.ir.errors import SourceError
 
     with pytest.raises(SourceError) as err:
-        xpiler.ir.program.parse_file(tmp_path)
+        xpiler.parse.parse_file(tmp_path)
     assert err.value.diagnostics[0].to_json()["line"] == 1 and err.value.diagnostics[0].code == "XP1005"
 
 

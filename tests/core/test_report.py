@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from xpiler.cli import main
-from xpiler.ir.program import parse_file
+from xpiler.parse import parse_file
 from xpiler.resources import one_line, resources
 
 CORPUS = Path(__file__).resolve().parents[2] / "xpiler" / "corpus"

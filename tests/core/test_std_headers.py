@@ -7,7 +7,7 @@ import numpy as np
 
 from platforms.common.std_headers import complete, missing
 from xpiler.argspec import parse_arg_specs
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 from xpiler.translate import translate
 

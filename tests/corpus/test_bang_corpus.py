@@ -100,7 +100,7 @@ def test_case_matches_program(entry):
     bang_skip = bang_skip_reason()
     if bang_skip:
         pytest.skip(bang_skip)
-    from xpiler.ir.program import parse_source
+    from xpiler.parse import parse_source
 
     case = entry.case
     assert case["name"] == entry.name and case["file"] == entry.source.name

@@ -123,7 +123,7 @@ def test_case_matches_front_end(entry):
     reason = _missing_virtual_device(entry.platform)
     if reason and "frontend" in reason:
         pytest.skip(reason)
-    from xpiler.ir.program import parse_file
+    from xpiler.parse import parse_file
 
     case = entry.case
     assert case["name"] == entry.name and case["file"] == entry.source.name

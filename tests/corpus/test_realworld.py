@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from xpiler import ops
-from xpiler.ir.program import parse_file
+from xpiler.parse import parse_file
 from xpiler.run import run_kernel
 from xpiler.translate import translate
 

@@ -97,7 +97,7 @@ def _marks(path: Path):
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=_marks(p), id=_rel(p)) for p in KERNELS])
 def test_parse_run_and_match_reference(path):
-    from xpiler.ir.program import parse_file
+    from xpiler.parse import parse_file
     from xpiler.run import run_kernel
 
     sys.path.insert(0, str(WILD))

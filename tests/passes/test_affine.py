@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from passes.analysis import affine
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.verify import evaluate_size
 
 

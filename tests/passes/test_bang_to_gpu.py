@@ -18,7 +18,7 @@ import passes.lift.detensorize  # noqa: F401
 import passes.cleanup.guard_continue  # noqa: F401
 import passes.lift.task_recovery  # noqa: F401
 import platforms
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 from xpiler.translate import translate
 

@@ -16,7 +16,7 @@ from passes.cleanup import memops
 from passes.cleanup import simplify
 from passes.cleanup import sroa
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 ROOT = Path(__file__).resolve().parents[2]

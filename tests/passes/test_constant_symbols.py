@@ -9,7 +9,7 @@ import platforms
 from passes.base import PassRefused, run_pass
 from xpiler import translate as tr
 from xpiler.argspec import parse_arg_specs
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 tr.load_passes()          # registers the passes the plans name

@@ -9,7 +9,7 @@ import pytest
 import platforms
 from passes.lower import loop_bind
 from passes.base import PassRefused, parse_pipeline, format_pipeline, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 GATHER = ('extern "C" void gather_rows(const float* data, const int* idx, float* out) {\n'
           '  for (int k = 0; k < 8; ++k)\n'
@@ -71,7 +71,7 @@ def test_declared_extents_only_for_constant_interfaces(tmp_path):
     """Only a case file of an entry without scalar parameters declares constant extents; --arg
     inputs or scalar-dependent shapes give none (the analysis or host code must size those)."""
     from xpiler.translate import _declared_extents
-    from xpiler.ir.program import parse_file
+    from xpiler.parse import parse_file
 
     src = _case(tmp_path, rows=16)
     prog = parse_file(src)

@@ -4,7 +4,7 @@ local of the tested loop is per-iteration."""
 from __future__ import annotations
 
 from passes.analysis import affine
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 
 def _info(body: str, params: str = "const float* x, const int* idx, float* out, int n"):

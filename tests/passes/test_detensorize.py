@@ -16,7 +16,7 @@ from passes.lift import bang_lower as bl
 from passes.base import PassRefused, run_pass
 import passes.lift.detensorize  # noqa: F401  (registers the pass)
 import platforms
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 NE = 64

@@ -9,7 +9,7 @@ import platforms
 from passes.cleanup import devcopy
 from passes.lift import loop_recovery
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 PASSES = (loop_recovery,)   # imported to register it

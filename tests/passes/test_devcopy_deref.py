@@ -8,7 +8,7 @@ import platforms
 from passes.cleanup import devcopy  # noqa: F401  (registers the passes)
 from passes.lift import loop_recovery
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 PASSES = (devcopy, loop_recovery)   # imported to register them
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from pycparser import CParser, c_ast
 
 from passes.analysis import affine
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.translate import translate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@ min-ternary tiles, data-dependent rows): a bound is given only with a proof, els
 from __future__ import annotations
 
 from passes.analysis import affine
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 
 def _info(body: str, params: str, prelude: str = ""):

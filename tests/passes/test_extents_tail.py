@@ -5,7 +5,7 @@ Z3 proves it stays below what the others reach."""
 from __future__ import annotations
 
 from passes.analysis import affine
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 
 def _info(body: str, params: str = "const float* x, float* out, int n"):

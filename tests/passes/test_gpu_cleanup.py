@@ -20,7 +20,7 @@ from passes.cleanup import scalarize_structs
 from passes.cleanup import unit_loops
 from passes.cleanup import unroll_const
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 
@@ -360,7 +360,7 @@ def test_devcopy_records_host_extents():
 
     from passes.cleanup import devcopy as dc
     from passes.lift import loop_recovery  # noqa: F401
-    from xpiler.ir.program import parse_file
+    from xpiler.parse import parse_file
 
     src = Path(__file__).resolve().parents[2] / "xpiler" / "corpus" / "cuda" / "add_4_256.cu"
     lifted = run_pass("loop_recovery", parse_file(src))

@@ -9,7 +9,7 @@ from pycparser import c_ast
 
 from passes.cleanup import devcopy
 from passes.lower import loop_bind
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 CORPUS = Path(__file__).resolve().parents[2] / "xpiler" / "corpus"
 

@@ -100,7 +100,7 @@ def test_allocation_size_through_a_plain_host_local_is_recorded_over_the_scalars
 
     from passes.cleanup import devcopy
     from passes.base import run_pass
-    from xpiler.ir.program import parse_source
+    from xpiler.parse import parse_source
 
     src = """#include <cuda_runtime.h>
 __global__ void k(const float* x, float* y, int w, int h) {

@@ -12,7 +12,7 @@ from passes.cleanup import loop_normalize
 from passes.lower import task_bind
 from passes.cleanup import unit_loops  # noqa: F401
 from passes.base import run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 

@@ -12,7 +12,7 @@ from passes.analysis import affine
 from passes.cleanup import indvar
 from passes.cleanup import simplify
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 REGISTERED = (indvar, simplify)   # importing them registers the passes

@@ -9,7 +9,7 @@ import pytest
 import platforms
 from passes.cleanup import inline  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 import numpy as np

@@ -5,7 +5,7 @@ import pytest
 
 from passes.cleanup import localize  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 
 def test_function_scope_static_arrays_are_named_in_the_refusal():

@@ -13,7 +13,7 @@ import pytest
 import platforms
 from passes.lower import loop_bind  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_file, parse_source
+from xpiler.parse import parse_file, parse_source
 
 DATA = Path(__file__).parent / "data"
 VERIFIED = ["add", "rowsum", "softmax", "transpose_lifted", "phases", "timesteps", "conv2d", "gemm",

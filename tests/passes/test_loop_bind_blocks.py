@@ -15,7 +15,7 @@ import platforms
 from passes.lower import loop_bind  # noqa: F401  (registers the pass)
 from passes.lower.loop_bind import blocks as blocks
 from passes.base import run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 PHASES = """

@@ -6,7 +6,7 @@ import pytest
 
 from passes.lower import loop_bind  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.argspec import parse_arg_specs
 from xpiler.translate import translate
 

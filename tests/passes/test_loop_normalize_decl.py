@@ -10,7 +10,7 @@ import pytest
 import platforms
 from passes.cleanup import loop_normalize
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 PASSES = (loop_normalize,)   # imported to register it

@@ -15,7 +15,7 @@ import pytest
 import platforms
 from passes.lift import loop_recovery  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 CORPUS = Path(__file__).resolve().parents[2] / "xpiler" / "corpus"

@@ -14,7 +14,7 @@ import platforms
 from passes.map import matrix_core_map  # noqa: F401  (registers the pass)
 from passes.map import api_map  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 # a 1-D block of two warps; warp w computes the 16x16 tile (row0, col0 + 16w) of

@@ -10,7 +10,7 @@ from pycparser import c_ast, c_generator
 from passes.base import run_pass
 from passes.lift.pointer_select import file_variables, fold_pointer_selects
 import platforms
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 from xpiler.translate import load_passes
 

@@ -13,7 +13,7 @@ import platforms
 from passes.analysis import affine
 from passes.cleanup import rematerialize  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 

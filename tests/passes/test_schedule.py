@@ -16,7 +16,7 @@ from passes.schedule import loop_fuse
 from passes.schedule import loop_reorder
 from passes.schedule import loop_split  # noqa: F401
 from passes.base import PassRefused, format_pipeline, parse_pipeline, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 

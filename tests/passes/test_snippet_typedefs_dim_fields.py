@@ -10,7 +10,7 @@ from pycparser import c_ast
 from passes import canon  # noqa: F401  (registers the pass)
 from passes.lift import task_recovery
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 BANG = Path(__file__).resolve().parents[1] / "realworld" / "bang"
 

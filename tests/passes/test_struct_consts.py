@@ -11,7 +11,7 @@ import pytest
 import platforms
 from passes.cleanup import struct_consts  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 PROPS = r"""

@@ -9,7 +9,7 @@ import pytest
 import platforms
 from passes.lower import task_bind  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_file
+from xpiler.parse import parse_file
 
 DATA = Path(__file__).parent / "data_bang"
 
@@ -184,7 +184,7 @@ def _task_bind_verified(name: str, tmp_path, **opts) -> bool:
     pipeline's."""
     from xpiler.run import run_kernel
     from xpiler.translate import _copy, _inputs, _verify
-    from xpiler.ir.program import parse_source
+    from xpiler.parse import parse_source
     from xpiler.verify import compare_arrays
 
     src = DATA / f"{name}.cpp"
@@ -322,7 +322,7 @@ def test_heap_buffer_passed_to_a_call_is_left_alone():
 
     src = (DATA / "dyn_rows.cpp").read_text().replace("free(buf);", "free(buf);\n    (void) 0;")
     src = src.replace("float s = 0.f;", "float s = 0.f; memset(buf, 0, 4);")
-    from xpiler.ir.program import parse_source
+    from xpiler.parse import parse_source
     prog = parse_source(src, "vnni", "d.cpp")
     assert _heap_locals(prog)[1] == {}
 
@@ -341,7 +341,7 @@ def test_heap_buffer_placement_by_size():
     # constant and small: a local array of the kernel; constant but large, or symbolic: a
     # per-task GDRAM slice
     from passes.lower.task_bind import _heap_locals
-    from xpiler.ir.program import parse_source
+    from xpiler.parse import parse_source
 
     src = (DATA / "dyn_rows.cpp").read_text()
     for size, local in (("(size_t) (16 * sizeof(float)) + 64", True),

@@ -8,7 +8,7 @@ import pytest
 import platforms
 from passes.lower import task_bind  # noqa: F401  (registers the pass)
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_file
+from xpiler.parse import parse_file
 
 PASSES = (task_bind,)   # imported to register it
 
@@ -34,7 +34,7 @@ def _case(tmp_path, src=SRC, name="clash"):
 
 
 def test_clashing_entry_locals_are_renamed_and_verified(tmp_path):
-    from xpiler.ir.program import parse_source
+    from xpiler.parse import parse_source
     from xpiler.run import run_kernel
     from xpiler.translate import _copy, _inputs, _verify
     from xpiler.verify import compare_arrays

@@ -18,7 +18,7 @@ from passes.base import PassRefused, run_pass
 import passes.lift.detensorize  # noqa: F401
 import passes.lift.task_recovery  # noqa: F401
 import platforms
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 ROOT = Path(__file__).resolve().parents[2]

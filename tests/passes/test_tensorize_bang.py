@@ -11,7 +11,7 @@ from passes.tensorize import tensorize_bang
 from passes.tensorize.bang_match import eligible, patterns
 from passes.base import PassRefused, run_pass
 from platforms.bang.intrinsics import load
-from xpiler.ir.program import parse_file
+from xpiler.parse import parse_file
 
 DATA = Path(__file__).parent / "data_bang"
 

@@ -15,7 +15,7 @@ import pytest
 import platforms
 from passes.cleanup import vector_types  # noqa: F401
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 ROOT = Path(__file__).resolve().parents[2]

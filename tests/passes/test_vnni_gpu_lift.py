@@ -11,7 +11,7 @@ from passes.cleanup import indvar  # noqa: F401  (register the passes)
 from passes.cleanup import localize
 from passes.cleanup import memops
 from passes.base import PassRefused, run_pass
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 CORPUS = Path(__file__).resolve().parents[2] / "xpiler" / "corpus"
 

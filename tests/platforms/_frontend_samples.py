@@ -10,7 +10,7 @@ if str(ROOT) not in sys.path:      # tests/platforms must not shadow the real ``
 
 from pycparser import c_ast  # noqa: E402
 
-from xpiler.ir.program import parse_file  # noqa: E402
+from xpiler.parse import parse_file  # noqa: E402
 
 SAMPLES = ROOT / "tests" / "samples"
 # samples with several entry candidates: the entry the tests pick

@@ -13,7 +13,8 @@ import pytest
 
 import platforms
 from xpiler.ir.errors import UsageError
-from xpiler.ir.program import Launch, Param, parse_source
+from xpiler.ir.program import Launch, Param
+from xpiler.parse import parse_source
 
 
 def emit(program) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from xpiler.ir import errors
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 CUDA = r'''

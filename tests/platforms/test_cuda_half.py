@@ -12,7 +12,7 @@ import pytest
 from platforms.common.generator import emit_program
 from platforms.cuda.backend import CudaGenerator, emit
 from platforms.cuda.half import to_half
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 MIXED = r"""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from xpiler.ir.errors import SourceError
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 COOPERATIVE_ROWSUM = r"""

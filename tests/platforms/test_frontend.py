@@ -9,7 +9,7 @@ import pytest
 from pycparser import c_ast
 
 from xpiler.ir.errors import SourceError
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 
 # sample -> (entry, entry kind, [(param, kind, dtype, role, size)])
 PARAMS = {

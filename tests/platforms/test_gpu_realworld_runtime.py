@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from xpiler.ir.errors import OutOfBoundsAccess, SourceError
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 SHARED_OOB = r'''

@@ -10,7 +10,7 @@ from _frontend_samples import ROOT  # noqa: I001  (first: fixes sys.path)
 import pytest
 
 from xpiler.ir.errors import Diagnostic, SourceError
-from xpiler.ir.program import parse_file, parse_source
+from xpiler.parse import parse_file, parse_source
 
 # name -> (platform, text, code, line, col)
 CASES = {

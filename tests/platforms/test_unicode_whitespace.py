@@ -15,7 +15,7 @@ import pytest
 from platforms.bang import emulate
 from platforms.common.preprocess import UNICODE_WHITESPACE, preprocess, unicode_whitespace_to_spaces
 from xpiler.ir.errors import SourceError
-from xpiler.ir.program import parse_source
+from xpiler.parse import parse_source
 from xpiler.run import run_kernel
 
 NBSP = "\u00a0"

@@ -109,7 +109,7 @@ def run_case_step(path: Path, case: dict, timeout: float) -> dict:
 
 def run_inferred_step(path: Path, case: dict, timeout: float) -> dict:
     from xpiler.infer import infer_inputs
-    from xpiler.ir.program import parse_file
+    from xpiler.parse import parse_file
 
     try:
         program = parse_file(path)

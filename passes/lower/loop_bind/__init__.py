@@ -1324,7 +1324,7 @@ def _launch(kernel: str, grid, block, args):
 def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "",
               levels: int = 1):
     import platforms
-    from xpiler.ir.program import parse_source
+    from platforms import parse as parse_source
 
     from passes.base import PassRefused
     program, stuck = _free_device_names(program)

@@ -884,7 +884,7 @@ def _copy_replace(node, repl: dict):
 ))
 def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", extents: str = ""):
     import platforms
-    from xpiler.ir.program import parse_source
+    from platforms import parse as parse_source
 
     try:
         low = _Lowering(program, clusters, cores, profile, extents)

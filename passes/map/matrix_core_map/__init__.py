@@ -646,7 +646,7 @@ def matrix_core_map(program, *, to: str = "hip"):
 
 
 def _typedef_nodes():
-    from xpiler.ir.program import parse_source
+    from platforms import parse as parse_source
 
     p = parse_source("\n".join(TYPEDEFS) + "\n__global__ void __xp_k(void) {}\n", "hip", "<matrix_core_map>")
     return [e for e in p.ast.ext if isinstance(e, c_ast.Typedef)]
