@@ -4,13 +4,32 @@ A pass is a pure function ``Program -> Program`` with a separate legality check:
 
     @register(PassInfo(name="split", summary="...", requires=(...), guarantees=(...),
                        options={"factor": Option(int, 4, "inner extent")}))
-    def split(program, *, factor=4): ...
+    def split(program, *, factor=4, plan=None): ...
 
     @split.legality
-    def _split_legal(program, *, factor=4) -> list[Diagnostic]: ...
+    def _split_legal(program, *, factor=4): ...   # -> list[Diagnostic] or a plan
 
-``run_pass(name, program, **options)`` checks legality first (refusal = ``PassRefused`` with
-diagnostics), then applies the rewrite on a copy; passes never mutate their input.
+Applicability is not legality (issue 15). The check answers one of three things:
+
+- **not applicable**: error diagnostics whose codes are all declared ``applicability = true`` in
+  ``passes/diagnostics.toml`` (the pass looked and found nothing to rewrite: no helper to
+  inline, no wmma to map, the source is already the target). The program is returned unchanged;
+  nothing is applied. This is not an error.
+- **refused**: any other error diagnostic: the rewrite would be wrong (or is not supported) here.
+  ``PassRefused`` carries those diagnostics and their codes.
+- **go**: an empty list (the rewrite does its own analysis), or a **plan**: any object that is
+  not a list/tuple (a small dataclass of what the check matched and the facts it proved, or the
+  rewritten copy of the AST). The plan is passed to the rewrite as ``plan=`` when its signature
+  has a ``plan`` parameter, so the analysis runs once. A rewrite called without a plan (directly)
+  computes it itself.
+
+The rewrite returns the new Program and never mutates its input. Returning the input object
+itself (``out is program``), or raising ``PassRefused`` whose diagnostics are all
+not-applicable codes, also means "unchanged".
+
+``apply_pass(name, program, **options) -> PassOutcome`` (``program``, ``changed``, ``reason``: the
+not-applicable diagnostic when unchanged, ``plan``) runs the protocol; ``run_pass`` is the same
+returning only the Program (the input itself when the pass did not apply; raises PassRefused).
 
 Pipelines are strings that round-trip: ``detensorize,split{factor=4},bind``
 (``parse_pipeline`` / ``format_pipeline``), so reports, reproducers and the tuner share one
@@ -18,8 +37,12 @@ spelling.
 """
 from __future__ import annotations
 
+import inspect
 import re
+import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable
 
 from xpiler.ir.errors import Diagnostic, XpilerError
@@ -48,9 +71,42 @@ class PassInfo:
 
 
 class PassRefused(XpilerError):
-    """The legality check failed: the pass does not apply to this program."""
+    """The legality check failed: the rewrite would be wrong (or is unsupported) here."""
 
     exit_code = 1
+
+    @classmethod
+    def of(cls, name: str, diagnostics) -> "PassRefused":
+        """The refusal (or, for not-applicable codes, the "nothing to do") a rewrite called
+        without a plan raises when its own analysis finds the check's diagnostics."""
+        diagnostics = list(diagnostics)
+        return cls(f"{name}: {diagnostics[0].message if diagnostics else 'refused'}",
+                   diagnostics=diagnostics)
+
+
+@lru_cache(maxsize=None)
+def not_applicable_codes() -> frozenset[str]:
+    """The codes of ``passes/diagnostics.toml`` declared ``applicability = true``: the pass
+    found nothing to rewrite (as opposed to a refusal: the rewrite would be wrong)."""
+    table = tomllib.loads((Path(__file__).resolve().parent / "diagnostics.toml").read_text())
+    return frozenset(code for code, entry in table.items() if entry.get("applicability") is True)
+
+
+def is_not_applicable(diagnostic: Diagnostic | str) -> bool:
+    code = diagnostic if isinstance(diagnostic, str) else diagnostic.code
+    return code in not_applicable_codes()
+
+
+@dataclass
+class PassOutcome:
+    """What ``apply_pass`` did: ``changed`` False means the pass found nothing to do and
+    ``program`` is the input itself (``reason``: the not-applicable diagnostic, None when the
+    rewrite returned its input without one); ``plan`` is what the check handed the rewrite."""
+
+    program: Any
+    changed: bool
+    reason: Diagnostic | None = None
+    plan: Any = None
 
 
 @dataclass
@@ -65,6 +121,13 @@ class RegisteredPass:
 
     def __call__(self, program, **options):
         return self.apply(program, **options)
+
+    @property
+    def takes_plan(self) -> bool:
+        try:
+            return "plan" in inspect.signature(self.apply).parameters
+        except (TypeError, ValueError):
+            return False
 
 
 REGISTRY: dict[str, RegisteredPass] = {}
@@ -95,18 +158,41 @@ def _coerce_options(info: PassInfo, options: dict) -> dict:
     return out
 
 
-def run_pass(name: str, program, **options):
-    """Check legality, then apply. Returns the new Program; raises PassRefused."""
+def apply_pass(name: str, program, **options) -> PassOutcome:
+    """Check, then rewrite (module docstring). Returns the outcome; raises PassRefused."""
     entry = REGISTRY.get(name)
     if entry is None:
         raise PassRefused(f"unknown pass {name!r} (known: {', '.join(sorted(REGISTRY))})")
     opts = _coerce_options(entry.info, options)
+    plan = None
     if entry.check is not None:
-        problems: list[Diagnostic] = list(entry.check(program, **opts) or [])
-        errors = [d for d in problems if d.severity == "error"]
-        if errors:
-            raise PassRefused(f"{name} does not apply: {errors[0].message}", diagnostics=errors)
-    return entry.apply(program, **opts)
+        got = entry.check(program, **opts)
+        if got is None or isinstance(got, (list, tuple)):
+            errors = [d for d in (got or ()) if d.severity == "error"]
+            refusals = [d for d in errors if not is_not_applicable(d)]
+            if refusals:
+                raise PassRefused(f"{name} does not apply: {refusals[0].message}", diagnostics=refusals)
+            if errors:
+                return PassOutcome(program, False, errors[0])
+        else:
+            plan = got
+    kwargs = dict(opts, plan=plan) if plan is not None and entry.takes_plan else opts
+    try:
+        out = entry.apply(program, **kwargs)
+    except PassRefused as exc:
+        errors = [d for d in exc.diagnostics if d.severity == "error"]
+        if errors and all(is_not_applicable(d) for d in errors):
+            return PassOutcome(program, False, errors[0], plan)
+        raise
+    if out is program:
+        return PassOutcome(program, False, None, plan)
+    return PassOutcome(out, True, None, plan)
+
+
+def run_pass(name: str, program, **options):
+    """Check legality, then apply. Returns the new Program (the input itself when the pass
+    found nothing to do); raises PassRefused."""
+    return apply_pass(name, program, **options).program
 
 
 # ------------------------------------------------------------------------------ pipelines

@@ -8,6 +8,8 @@ unsure); the passes refuse or leave code alone in that case.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
+from typing import Any
 
 from pycparser import c_ast
 
@@ -30,6 +32,27 @@ TYPE_BYTES = {
     "bool": 1, "_Bool": 1, "size_t": 8,
 }
 _QUALS = ("const", "volatile", "restrict", "__restrict__", "__restrict")
+
+
+@dataclass
+class Rewritten:
+    """A check's plan where the pass's analysis and rewrite are one walk (passes/base.py): the
+    check ran it on a copy of the program's AST (``ast``, rewritten), ``data`` is whatever else
+    the rewrite needs (counts, facts). The rewrite only emits it: the walk runs once."""
+
+    ast: Any
+    data: Any = None
+
+
+def plan_or_refuse(pass_name: str, got):
+    """The plan a rewrite called without one computed itself (``got``: its check's answer):
+    returned as is, or diagnostics raised as PassRefused (apply_pass reads not-applicable codes
+    among them as "unchanged")."""
+    if isinstance(got, (list, tuple)):
+        from passes.base import PassRefused
+
+        raise PassRefused.of(pass_name, got)
+    return got
 
 
 def diag(program, pass_name: str, code: str, message: str, node=None) -> Diagnostic:

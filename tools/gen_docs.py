@@ -21,7 +21,8 @@ def _code_table(path: Path) -> list[str]:
     table = tomllib.loads(path.read_text())
     lines = ["| code | title | meaning | hint |", "|---|---|---|---|"]
     for code, d in sorted(table.items()):
-        cells = [code, d.get("title", ""), d.get("meaning", ""), d.get("hint", "")]
+        title = d.get("title", "") + (" *(not applicable)*" if d.get("applicability") else "")
+        cells = [code, title, d.get("meaning", ""), d.get("hint", "")]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return lines
 
@@ -33,7 +34,10 @@ def diagnostics_md() -> str:
              "status 2.\n", *_code_table(ROOT / "xpiler" / "ir" / "diagnostics.toml"), "",
              "## Passes (XP-PASS-nnn)\n",
              "A pass whose legality check fails is refused with one of these codes; the translation "
-             "continues from the last verified program and the report lists the refusal.\n",
+             "continues from the last verified program and the report lists the refusal. A code "
+             "marked *(not applicable)* means the pass found nothing to rewrite: the step leaves "
+             "the program unchanged and is reported as `unchanged`, not as an error "
+             "(`passes/base.py`, issue 15).\n",
              *_code_table(ROOT / "passes" / "diagnostics.toml")]
     return "\n".join(lines) + "\n"
 

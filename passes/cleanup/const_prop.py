@@ -35,7 +35,7 @@ from dataclasses import replace
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "const_prop"
 _INT_TYPES = {"int": ("int", ""), "signed": ("int", ""), "signed int": ("int", ""),
@@ -343,23 +343,18 @@ def _context(program):
     guarantees=("same outputs on the virtual device",
                 "every replaced read converts the value to the local's declared type"),
 ))
-def const_prop(program):
-
-    ast = copy.deepcopy(program.ast)
-    draft = replace(program, ast=ast)
-    fdef, globals_, params = _context(draft)
-    if not _run(fdef, globals_, params):
-        raise PassRefused("const_prop: nothing to propagate")
-    return canon.reparse(program, ast)
+def const_prop(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @const_prop.legality
 def _legal(program):
-    fdef, globals_, params = _context(program)
-    if fdef is None:
+    """The propagation, run on a copy of the AST: the plan the rewrite emits."""
+    if _context(program)[0] is None:
         return [canon.diag(program, NAME, "XP-CONST-PROP-001", "no entry function definition")]
-    ix, got = _Finder(fdef, globals_, params).find()
-    if got is None:
+    ast = copy.deepcopy(program.ast)
+    if not _run(*_context(replace(program, ast=ast))):
         return [canon.diag(program, NAME, "XP-CONST-PROP-002", "no single-definition local "
                            "with a pure value to propagate")]
-    return []
+    return canon.Rewritten(ast)

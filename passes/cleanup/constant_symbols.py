@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "constant_symbols"
 COPY = "xp_memcpy"
@@ -630,20 +630,23 @@ def _rewrite(program, ast, syms, extents: bool) -> None:
     introduces=("a leading const pointer (or value) parameter in the kernels that read the "
                 "symbol", "a static array in the entry, element copy loops"),
 ))
-def constant_symbols(program, *, extents: bool = False):
-
-    ast = copy.deepcopy(program.ast)
-    syms, problems = analyse(program, ast)
-    if not syms or problems:
-        raise PassRefused("constant_symbols: no copy-to-symbol can become a parameter")
-    _rewrite(program, ast, syms, extents)
-    return canon.reparse(program, ast)
+def constant_symbols(program, *, extents: bool = False, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, extents=extents))
+    _rewrite(program, plan.ast, plan.data, extents)
+    return canon.reparse(program, plan.ast)
 
 
 @constant_symbols.legality
 def _legal(program, *, extents: bool = False):
+    """The symbols to turn into parameters, found on a copy of the AST that the rewrite then
+    changes: the plan."""
     if program.entry is None or program.ast is None or \
             canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-CONSTSYM-001", "no entry function definition")]
-    _, problems = analyse(program, program.ast)
-    return [canon.diag(program, NAME, code, msg, node) for code, msg, node in problems]
+    ast = copy.deepcopy(program.ast)
+    syms, problems = analyse(program, ast)
+    if problems:
+        return [canon.diag(program, NAME, code, msg, node) for code, msg, node in problems]
+    if not syms:
+        return [canon.diag(program, NAME, "XP-CONSTSYM-002", "no copy-to-symbol can become a parameter")]
+    return canon.Rewritten(ast, syms)

@@ -28,7 +28,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "dce"
 
@@ -242,21 +242,18 @@ def _run(fdef, typedefs=None) -> int:
               "a (void) x; statement or a local that is never read (XP-DCE-002)"),
     guarantees=("same outputs on the virtual device", "no memory effect other than on dead locals removed"),
 ))
-def dce(program):
-
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
-    if not _run(fdef, canon.typedef_map(ast)):
-        raise PassRefused("dce: nothing to remove")
-    return canon.reparse(program, ast)
+def dce(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @dce.legality
 def _legal(program):
+    """The removal, run on a copy of the AST: the plan the rewrite emits."""
     if program.entry is None or canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-DCE-001", "no entry function definition")]
-    fdef = copy.deepcopy(canon.entry_def(program.ast, program.entry.name))
-    if not _run(fdef, canon.typedef_map(program.ast)):
+    ast = copy.deepcopy(program.ast)
+    if not _run(canon.entry_def(ast, program.entry.name), canon.typedef_map(ast)):
         return [canon.diag(program, NAME, "XP-DCE-002", "nothing to remove: no (void) x; "
                            "statement and every local is read")]
-    return []
+    return canon.Rewritten(ast)

@@ -47,7 +47,7 @@ import re
 from pycparser import c_ast, c_generator
 
 import passes.canon as canon
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "devcopy"
 _ALLOC = ("xp_malloc",)
@@ -650,21 +650,23 @@ def recorded_extents(ast) -> dict[str, str]:
     options={"extents": Option(bool, False, "record each removed buffer's allocation size as "
                                            "#pragma xpiler extent(H, BYTES) for the lowering")},
 ))
-def devcopy(program, *, extents: bool = False):
-
-    ast = copy.deepcopy(program.ast)
-    plan, problems = _analyse(program, ast)
-    if not plan or problems:
-        raise PassRefused("devcopy: no device buffer can be removed")
-    _rewrite(program, ast, plan)
+def devcopy(program, *, extents: bool = False, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, extents=extents))
+    _rewrite(program, plan.ast, plan.data)
     if extents:
-        _record_extents(program, ast, plan)
-    return canon.reparse(program, ast)
+        _record_extents(program, plan.ast, plan.data)
+    return canon.reparse(program, plan.ast)
 
 
 @devcopy.legality
 def _legal(program, *, extents: bool = False):
+    """The buffers to remove, found on a copy of the AST that the rewrite then changes: the plan."""
     if program.entry is None or program.ast is None:
         return [canon.diag(program, NAME, "XP-DEVCOPY-001", "no entry function definition")]
-    plan, problems = _analyse(program, copy.deepcopy(program.ast))
-    return [canon.diag(program, NAME, code, msg, node) for code, msg, node in problems]
+    ast = copy.deepcopy(program.ast)
+    found, problems = _analyse(program, ast)
+    if problems:
+        return [canon.diag(program, NAME, code, msg, node) for code, msg, node in problems]
+    if not found:
+        return [canon.diag(program, NAME, "XP-DEVCOPY-001", "no device buffer can be removed")]
+    return canon.Rewritten(ast, found)

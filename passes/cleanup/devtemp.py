@@ -16,7 +16,8 @@ Requires
        its declaration, never assigned or address-taken otherwise, never under ``sizeof``,
        used only after the allocation and, if freed, freed by one top-level ``xp_free(d)``
        after all its uses; ``S`` reads only scalars the entry never assigns
-       (XP-DEVTEMP-002).
+       (XP-DEVTEMP-002: no local allocated once by xp_malloc, nothing to do; XP-DEVTEMP-003:
+       such locals, none meeting the conditions).
 Guarantees
     Same outputs on the virtual device: the array has at least ``S`` bytes and the same
     (indeterminate) initial contents as a fresh allocation; every use sees the same address
@@ -34,7 +35,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "devtemp"
 
@@ -90,8 +91,9 @@ def _count(size, words):
         "+", copy.deepcopy(size), so), c_ast.Constant("int", "1")), copy.deepcopy(so))
 
 
-def _plan(fdef) -> dict[str, tuple]:
-    """name -> (decl, alloc statement, free statement | None, size)."""
+def _plan(fdef, why: list | None = None) -> dict[str, tuple]:
+    """name -> (decl, alloc statement, free statement | None, size); a local allocated once by
+    xp_malloc that cannot become an array appends ``(reason, decl)`` to ``why``."""
     items = list(fdef.body.block_items or [])
     decls = {s.name: (k, s) for k, s in enumerate(items)
              if isinstance(s, c_ast.Decl) and s.name and _elem_words(s) and
@@ -102,11 +104,21 @@ def _plan(fdef) -> dict[str, tuple]:
     for name, (kd, decl) in decls.items():
         allocs = [(k, s) for k, s in enumerate(items) if (_alloc_target(s) or ("",))[0] == name]
         frees = [(k, s) for k, s in enumerate(items) if _free_target(s) == name]
-        if len(allocs) != 1 or len(frees) > 1:
+        if len(allocs) != 1:
+            continue
+
+        def reject(r, name=name, decl=decl):
+            if why is not None:
+                why.append((f"'{name}' {r}", decl))
+
+        if len(frees) > 1:
+            reject("is freed more than once")
             continue
         ka, alloc = allocs[0]
         size = alloc.args.exprs[1]
         if ka < kd or canon.has_side_effects(size) or canon.ids_in(size) & assigned:
+            reject("is allocated before its declaration or with a size that has side effects or "
+                   "names something the entry assigns")
             continue
         kf = frees[0][0] if frees else len(items)
         ok = True
@@ -114,6 +126,7 @@ def _plan(fdef) -> dict[str, tuple]:
         declared_twice = sum(1 for n in canon.walk(fdef.body)
                              if isinstance(n, c_ast.Decl) and n.name == name) != 1
         if declared_twice:
+            reject("is declared twice")
             continue
         for k, s in enumerate(items):
             if k in (kd, ka) or (frees and k == kf):
@@ -130,6 +143,9 @@ def _plan(fdef) -> dict[str, tuple]:
                     ok = False
         if ok and alloc_ref is not None:
             out[name] = (decl, alloc, frees[0][1] if frees else None, size)
+        else:
+            reject("is used outside its allocation and free, assigned, or has its address or "
+                   "size taken")
     return out
 
 
@@ -160,27 +176,29 @@ def _rewrite(fdef, plan) -> None:
     requires=("an entry function definition (XP-DEVTEMP-001)",
               "a top-level pointer local allocated once by xp_malloc, otherwise only read "
               "between its allocation and its free, size over unassigned scalars "
-              "(XP-DEVTEMP-002)"),
+              "(XP-DEVTEMP-002 none allocated once, XP-DEVTEMP-003 none replaceable)"),
     guarantees=("same outputs on the virtual device", "each array holds at least the "
                 "allocated bytes"),
 ))
-def devtemp(program):
-
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
-    plan = _plan(fdef)
-    if not plan:
-        raise PassRefused("devtemp: no device temporary")
-    _rewrite(fdef, plan)
-    return canon.reparse(program, ast)
+def devtemp(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    _rewrite(canon.entry_def(plan.ast, program.entry.name), plan.data)
+    return canon.reparse(program, plan.ast)
 
 
 @devtemp.legality
 def _legal(program):
+    """The temporaries, found on a copy of the AST that the rewrite then changes: the plan."""
     fdef = canon.entry_def(program.ast, program.entry.name) if program.entry else None
     if fdef is None:
         return [canon.diag(program, NAME, "XP-DEVTEMP-001", "no entry function definition")]
-    if not _plan(fdef):
+    ast = copy.deepcopy(program.ast)
+    why: list = []
+    found = _plan(canon.entry_def(ast, program.entry.name), why)
+    if not found:
+        if why:         # locals allocated once by xp_malloc, none replaceable
+            reason, decl = why[0]
+            return [canon.diag(program, NAME, "XP-DEVTEMP-003", f"no device temporary: {reason}", decl)]
         return [canon.diag(program, NAME, "XP-DEVTEMP-002", "no device temporary: no pointer "
-                           "local allocated once by xp_malloc and used only as a whole buffer")]
-    return []
+                           "local allocated once by xp_malloc")]
+    return canon.Rewritten(ast, found)

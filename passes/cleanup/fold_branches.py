@@ -29,7 +29,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 from passes.cleanup.unit_loops import const_int
 
 NAME = "fold_branches"
@@ -155,21 +155,19 @@ def _run(fdef) -> int:
               "a branch or operand with a known value (XP-FOLD-002)"),
     guarantees=("same outputs on the virtual device", "side effects of kept operands kept"),
 ))
-def fold_branches(program):
-
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
-    if not _run(fdef):
-        raise PassRefused("fold_branches: nothing to fold")
-    return canon.reparse(program, ast)
+def fold_branches(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @fold_branches.legality
 def _legal(program):
+    """The folding, run on a copy of the AST: the plan the rewrite emits."""
     fdef = canon.entry_def(program.ast, program.entry.name) if program.entry else None
     if fdef is None:
         return [canon.diag(program, NAME, "XP-FOLD-001", "no entry function definition")]
-    if not _run(copy.deepcopy(fdef)):
+    ast = copy.deepcopy(program.ast)
+    if not _run(canon.entry_def(ast, program.entry.name)):
         return [canon.diag(program, NAME, "XP-FOLD-002", "no branch, conditional or "
                            "short-circuit operand with a known value")]
-    return []
+    return canon.Rewritten(ast)

@@ -29,7 +29,7 @@ from dataclasses import replace
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "goto_continue"
 _LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
@@ -112,14 +112,12 @@ def _run(ast) -> int:
               "loops and switches (XP-GOTO-CONTINUE-002)"),
     guarantees=("same outputs on the virtual device", "the rewritten labels and gotos are gone"),
 ))
-def goto_continue(program):
+def goto_continue(program, *, plan=None):
     from platforms import parse as parse_source
     import platforms
 
-    ast = copy.deepcopy(program.ast)
-    if not _run(ast):
-        raise PassRefused("goto_continue: no label closing a loop body")
-    draft = replace(program, ast=ast, source="")
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    draft = replace(program, ast=plan.ast, source="")
     text = platforms.module(program.platform, "backend").emit(draft)
     return parse_source(text, program.platform, program.path,
                         entry=program.entry.name if program.entry else None)
@@ -129,7 +127,8 @@ def goto_continue(program):
 def _legal(program):
     if program.ast is None or not any(isinstance(e, c_ast.FuncDef) for e in program.ast.ext):
         return [canon.diag(program, NAME, "XP-GOTO-CONTINUE-001", "no function definition")]
-    if not _run(copy.deepcopy(program.ast)):
+    ast = copy.deepcopy(program.ast)        # the rewrite, run on a copy: the plan it emits
+    if not _run(ast):
         return [canon.diag(program, NAME, "XP-GOTO-CONTINUE-002", "no label closing a loop "
                            "body that only jumps from that body reach")]
-    return []
+    return canon.Rewritten(ast)

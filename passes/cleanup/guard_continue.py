@@ -32,7 +32,7 @@ from pycparser import c_ast
 from xpiler.ir.errors import Coord, Diagnostic
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "guard_continue"
 
@@ -82,25 +82,26 @@ def _rewrite_block(block: c_ast.Compound) -> bool:
     guarantees=("same outputs on the virtual device",),
     introduces=(),
 ))
-def guard_continue(program):
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
+def guard_continue(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
     count = 0
-    for block in _sites(fdef):
+    for block in plan.data:
         count += _rewrite_block(block)
-    if not count:
-        raise PassRefused(f"{NAME}: nothing to rewrite")
     facts = copy.deepcopy(program.facts)
     facts.setdefault("statistics", {})[NAME] = {"guards": count}
-    return replace(program, ast=ast, facts=facts, source="")
+    return replace(program, ast=plan.ast, facts=facts, source="")
 
 
 @guard_continue.legality
-def _legal(program) -> list[Diagnostic]:
+def _legal(program):
+    """The loop bodies to rewrite, found on a copy of the AST that the rewrite then changes:
+    the plan."""
     fdef = canon.entry_def(program.ast, program.entry.name) if program.entry is not None else None
     if fdef is None:
         return [Diagnostic("XP-GUARD-001", "no entry function definition", Coord(program.path), pass_name=NAME)]
-    if not _sites(fdef):
+    ast = copy.deepcopy(program.ast)
+    sites = _sites(canon.entry_def(ast, program.entry.name))
+    if not sites:
         return [Diagnostic("XP-GUARD-002", "no top-level 'if (c) continue;' in a loop body", Coord(program.path),
                            pass_name=NAME)]
-    return []
+    return canon.Rewritten(ast, sites)

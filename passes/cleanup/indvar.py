@@ -25,7 +25,8 @@ Requires
        ``i <= B`` or ``i + c <= B`` / ``i + c < B``, whose step is a positive constant, whose
        body does not assign ``i`` or any name of ``B``/``E0``, and whose variable is an
        integer local with a known entry value; or a running counter as above
-       (XP-INDVAR-002).
+       (XP-INDVAR-002: no loop without its own variable, nothing to do; XP-INDVAR-003: such
+       loops, none meeting the conditions).
 Guarantees
     Same outputs on the virtual device.
 Options
@@ -44,7 +45,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "indvar"
 INT_TYPES = frozenset({"int", "long", "long long", "unsigned", "unsigned int", "int32_t",
@@ -244,12 +245,21 @@ class _Canon:
             if isinstance(n, c_ast.ID):
                 uses.setdefault(n.name, []).append(n)
         found = []
+        # the variables and increments of the loops inside the body are no running counters
+        heads = {id(f.next) for f in canon.walk(body) if isinstance(f, c_ast.For)}
+        own = {d.name for f in canon.walk(body) if isinstance(f, c_ast.For) and
+               isinstance(f.init, c_ast.DeclList) for d in f.init.decls}
         for n in canon.walk(body):
             if isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "++") and \
                     isinstance(n.expr, c_ast.ID):
                 p = n.expr.name
-                if p in vars_ or self.decl_types.get(p) not in INT_TYPES or \
-                        len(uses.get(p, [])) != 1 or not _unconditional_path(body, n):
+                if p in vars_ or self.decl_types.get(p) not in INT_TYPES:
+                    continue
+                if len(uses.get(p, [])) != 1 or not _unconditional_path(body, n):
+                    if id(n) in heads or p in own:
+                        continue
+                    self.reasons.append((f"the running counter '{p}' is used other than by one "
+                                         "increment evaluated on every innermost iteration", n))
                     continue
                 found.append((p, n))
         if not found:
@@ -409,27 +419,26 @@ def _run(program, ast):
     requires=("an entry function definition (XP-INDVAR-001)",
               "a loop without declared variable, condition v < B / v + c <= B, positive constant "
               "step, known entry value, body not assigning v or its bounds; or a running "
-              "counter p++ of a rectangular nest (XP-INDVAR-002)"),
+              "counter p++ of a rectangular nest (XP-INDVAR-002 none, XP-INDVAR-003 not "
+              "canonicalisable)"),
     guarantees=("same outputs on the virtual device",),
     introduces=("v__vN loop variables", "v__eN end values"),
 ))
-def indvar(program):
-
-    ast = copy.deepcopy(program.ast)
-    cz = _run(program, ast)
-    if cz is None or not cz.done:
-        raise PassRefused("indvar: no loop to canonicalise")
-    return canon.reparse(program, ast)
+def indvar(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @indvar.legality
 def _legal(program):
+    """The canonicalisation, run on a copy of the AST: the plan the rewrite emits."""
     if program.entry is None or canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-INDVAR-001", "no entry function definition")]
-    cz = _run(program, copy.deepcopy(program.ast))
+    ast = copy.deepcopy(program.ast)
+    cz = _run(program, ast)
     if not cz.done:
-        if cz.reasons:
+        if cz.reasons:      # a loop of the pattern, with a condition that fails
             why, node = cz.reasons[0]
-            return [canon.diag(program, NAME, "XP-INDVAR-002", f"no loop to canonicalise: {why}", node)]
+            return [canon.diag(program, NAME, "XP-INDVAR-003", f"no loop to canonicalise: {why}", node)]
         return [canon.diag(program, NAME, "XP-INDVAR-002", "no loop without its own induction variable")]
-    return []
+    return canon.Rewritten(ast)

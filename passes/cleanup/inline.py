@@ -23,7 +23,8 @@ Requires
        guards of a ``void`` helper, reads no file-scope name that the entry shadows, and the
        call is evaluated unconditionally in its statement (not in a loop condition or
        increment, not in the right operand of ``&&``/``||`` or a branch of ``?:``)
-       (XP-INLINE-002). Other calls are left as they are.
+       (XP-INLINE-002: the entry calls no helper, nothing to do; XP-INLINE-003: it calls
+       some, none of them inlinable). Other calls are left as they are.
 Guarantees
     Same outputs on the virtual device (the call's effects happen in the same order: arguments
     first, then the body); the entry's name and parameters are kept.
@@ -42,7 +43,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "inline"
 MEMFUNCS = frozenset({"memcpy", "memset", "memmove"})
@@ -503,14 +504,19 @@ def _only_cast_uses(name: str, nodes) -> bool:
     requires=("an entry function definition (XP-INLINE-001)",
               "a call in the entry to a non-recursive helper without static locals / goto, "
               "returning last or via top-level 'if (c) return;' guards, evaluated "
-              "unconditionally (XP-INLINE-002)"),
+              "unconditionally (XP-INLINE-002 no helper call, XP-INLINE-003 none inlinable)"),
     guarantees=("same outputs on the virtual device", "entry name and parameters kept",
                 "unreferenced static helpers removed"),
     introduces=("__xp_rN result temporaries", "name__iN renamed locals"),
 ))
-def inline(program, *, rounds: int = 16):
+def inline(program, *, rounds: int = 16, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, rounds=rounds))
+    return canon.reparse(program, plan.ast)
 
-    ast = copy.deepcopy(program.ast)
+
+def _inline_all(program, ast, rounds: int) -> int:
+    """Inline into the entry of ``ast`` (a copy), up to ``rounds`` nesting levels; the number
+    of calls inlined."""
     entry = canon.entry_def(ast, program.entry.name)
     counter = [0]
     total = 0
@@ -521,10 +527,9 @@ def inline(program, *, rounds: int = 16):
         total += inl.done
         if not inl.done:
             break
-    if not total:
-        raise PassRefused("inline: no call in the entry can be inlined")
-    _drop_unused_static(ast, program.entry.name, _macro_words(program.facts))
-    return canon.reparse(program, ast)
+    if total:
+        _drop_unused_static(ast, program.entry.name, _macro_words(program.facts))
+    return total
 
 
 def _macro_words(facts) -> set[str]:
@@ -571,19 +576,20 @@ def _drop_unused_static(ast, entry_name: str, keep_names: set[str] = frozenset()
 
 @inline.legality
 def _legal(program, *, rounds: int = 16):
+    """The inlining, run on a copy of the AST: the plan the rewrite emits."""
     if program.entry is None or program.ast is None or \
             canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-INLINE-001", "no entry function definition")]
+    ast = copy.deepcopy(program.ast)
+    if _inline_all(program, ast, rounds):
+        return canon.Rewritten(ast)
     entry = canon.entry_def(program.ast, program.entry.name)
     helpers = inlinable(program.ast, program.entry.name)
-    inl = _Inliner(helpers, entry, [0])
     calls = [n for n in canon.walk(entry.body) if canon.call_name(n) in helpers]
     if not calls:
         return [canon.diag(program, NAME, "XP-INLINE-002", "the entry calls no helper defined in "
                            "the file")]
-    if not any(inl.usable(c) for c in calls):
-        c = calls[0]
-        h = helpers[canon.call_name(c)]
-        why = h.reason or "it reads a file-scope name the entry shadows"
-        return [canon.diag(program, NAME, "XP-INLINE-002", f"'{h.name}' cannot be inlined: {why}", c)]
-    return []
+    c = calls[0]
+    h = helpers[canon.call_name(c)]
+    why = h.reason or "it reads a file-scope name the entry shadows"
+    return [canon.diag(program, NAME, "XP-INLINE-003", f"'{h.name}' cannot be inlined: {why}", c)]

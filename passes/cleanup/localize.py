@@ -12,7 +12,8 @@ Requires
     1. The program has an entry function definition  [XP-LOCALIZE-001].
     2. At least one file-scope array definition (not ``extern``) is referenced in the entry
        and in no other function definition or file-scope declaration initialiser, and the
-       entry declares no parameter or local of the same name  [XP-LOCALIZE-002].
+       entry declares no parameter or local of the same name  [XP-LOCALIZE-002: the entry
+       uses no file-scope array, nothing to do; XP-LOCALIZE-003: it uses some, none movable].
 Guarantees
     Same outputs on the virtual device (a static-storage object keeps its identity; only its
     scope changes). Arrays used elsewhere stay where they are.
@@ -29,7 +30,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "localize"
 
@@ -69,8 +70,10 @@ def candidates(ast, entry: str) -> tuple[list[c_ast.Decl], list[tuple[str, c_ast
     return moving, refused
 
 
-def _rewrite(ast, entry: str) -> int:
-    moving, _ = candidates(ast, entry)
+def _rewrite(ast, entry: str, moving=None) -> int:
+    """Move ``moving`` (default: the candidates found in ``ast``) into the entry."""
+    if moving is None:
+        moving, _ = candidates(ast, entry)
     if not moving:
         return 0
     fdef = canon.entry_def(ast, entry)
@@ -89,28 +92,28 @@ def _rewrite(ast, entry: str) -> int:
     summary="file-scope arrays used only by the entry -> static arrays at the top of the entry",
     requires=("an entry function definition (XP-LOCALIZE-001)",
               "a file-scope array used by the entry only, whose name the entry does not "
-              "redeclare (XP-LOCALIZE-002)"),
+              "redeclare (XP-LOCALIZE-002 none used, XP-LOCALIZE-003 none movable)"),
     guarantees=("same outputs on the virtual device", "static storage, alignment and "
                 "initialiser kept"),
     introduces=("static local arrays in the entry",),
 ))
-def localize(program):
-
-    ast = copy.deepcopy(program.ast)
-    if not _rewrite(ast, program.entry.name):
-        raise PassRefused("localize: no file-scope array to move")
-    return canon.reparse(program, ast)
+def localize(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    _rewrite(plan.ast, program.entry.name, plan.data)
+    return canon.reparse(program, plan.ast)
 
 
 @localize.legality
 def _legal(program):
+    """The arrays to move, found on a copy of the AST that the rewrite then changes: the plan."""
     if program.entry is None or canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-LOCALIZE-001", "no entry function definition")]
-    moving, refused = candidates(program.ast, program.entry.name)
+    ast = copy.deepcopy(program.ast)
+    moving, refused = candidates(ast, program.entry.name)
     if not moving:
         if refused:
             why, node = refused[0]
-            return [canon.diag(program, NAME, "XP-LOCALIZE-002", why, node)]
+            return [canon.diag(program, NAME, "XP-LOCALIZE-003", why, node)]
         fdef = canon.entry_def(program.ast, program.entry.name)
         own = [n.name for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and
                isinstance(n.type, c_ast.ArrayDecl) and "static" in (n.storage or [])]
@@ -119,4 +122,4 @@ def _legal(program):
             why += f" (its static arrays {', '.join(own[:3])}{', ...' if len(own) > 3 else ''} " \
                    "are already local to it)"
         return [canon.diag(program, NAME, "XP-LOCALIZE-002", why)]
-    return []
+    return canon.Rewritten(ast, moving)

@@ -57,7 +57,7 @@ from pycparser import c_generator
 
 import passes.analysis.affine as affine
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 from passes.cleanup.unit_loops import const_int
 
 NAME = "loop_normalize"
@@ -493,23 +493,22 @@ def _proved(program, ast, loop: c_ast.For) -> bool:
     guarantees=("same outputs on the virtual device: the same body instances run once each, "
                 "in an order proved not to matter",),
 ))
-def loop_normalize(program):
-    ast = copy.deepcopy(program.ast)
-    done, _, _ = _normalize(program, ast)
-    if not done:
-        raise PassRefused("loop_normalize: no grid-stride nest whose reordering is proved")
-    return canon.reparse(program, ast)
+def loop_normalize(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @loop_normalize.legality
 def _legal(program):
+    """The normalisation (its dependence proofs included), run on a copy of the AST: the plan
+    the rewrite emits."""
     if program.entry is None or program.ast is None or \
             canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-LOOP-NORMALIZE-001", "no entry function definition")]
     ast = copy.deepcopy(program.ast)
     done, unproved, node = _normalize(program, ast)
     if done:
-        return []
+        return canon.Rewritten(ast)
     if unproved:
         return [canon.diag(program, NAME, "XP-LOOP-NORMALIZE-003",
                            "a grid-stride nest matches but the counted loop it would become may "

@@ -17,8 +17,9 @@ Requires
     2. At least one mem* call is a statement whose element types are known and equal (same
        byte size for integers) on both sides, whose size is a provable multiple of the element
        size, and - for ``memmove`` - whose operands are different arrays / parameters (no
-       overlap); ``memset`` of a non-zero byte only on 1-byte elements (XP-MEMOPS-002). Other
-       calls are left as they are.
+       overlap); ``memset`` of a non-zero byte only on 1-byte elements (XP-MEMOPS-002: no mem*
+       statement, nothing to do; XP-MEMOPS-003: none of them qualifies). Other calls are left as
+       they are.
 Guarantees
     Same outputs on the virtual device (pointer parameters do not alias, as in
     ``passes/analysis/affine/__init__.py``).
@@ -35,7 +36,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "memops"
 INT_WORDS = frozenset("char short int long unsigned signed int8_t uint8_t int16_t uint16_t "
@@ -349,28 +350,27 @@ def _run(program, ast):
     requires=("an entry function definition (XP-MEMOPS-001)",
               "a mem* statement with known equal element types, a size that is a provable "
               "multiple of the element size, memmove operands that cannot overlap, memset of "
-              "zero (or any byte on 1-byte elements) (XP-MEMOPS-002)"),
+              "zero (or any byte on 1-byte elements) (XP-MEMOPS-002 no mem* statement, "
+              "XP-MEMOPS-003 none qualifies)"),
     guarantees=("same outputs on the virtual device", "rewritten calls become canonical loops"),
     introduces=("__xp_mN loop variables",),
 ))
-def memops(program):
-
-    ast = copy.deepcopy(program.ast)
-    low = _run(program, ast)
-    if low is None or not low.done:
-        raise PassRefused("memops: no mem* call can be rewritten")
-    return canon.reparse(program, ast)
+def memops(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @memops.legality
 def _legal(program):
+    """The lowering, run on a copy of the AST: the plan the rewrite emits."""
     if program.entry is None or canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-MEMOPS-001", "no entry function definition")]
-    low = _run(program, copy.deepcopy(program.ast))
+    ast = copy.deepcopy(program.ast)
+    low = _run(program, ast)
     if not low.done:
-        if low.reasons:
+        if low.reasons:     # mem* statements, none of which can become a typed loop
             why, node = low.reasons[0]
-            return [canon.diag(program, NAME, "XP-MEMOPS-002", f"no mem* call can be rewritten: "
+            return [canon.diag(program, NAME, "XP-MEMOPS-003", f"no mem* call can be rewritten: "
                                f"{why}", node)]
         return [canon.diag(program, NAME, "XP-MEMOPS-002", "the entry has no mem* statement")]
-    return []
+    return canon.Rewritten(ast)

@@ -29,7 +29,8 @@ Requires
        statements ``A[tid] = e;`` with ``e`` recomputable as above and free of calls with
        effects, array reads and ``A`` itself; each read reached by such a write of its phase
        or, when there is none, all writes of the array having the same ``e``
-       [XP-REMAT-002].
+       [XP-REMAT-002: no per-thread array (every access A[tid] in thread loops), nothing to
+       do; XP-REMAT-003: per-thread arrays, none of whose reads can be recomputed].
 Guarantees
     Same outputs on the virtual device: each read yields the value the reaching write stored
     (the names of ``e`` hold the same values at the read: they are never written, or they
@@ -46,7 +47,7 @@ import copy
 from pycparser import c_ast, c_generator
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 from passes.cleanup.unit_loops import const_int
 
 NAME = "rematerialize"
@@ -192,12 +193,12 @@ class _Plan:
         self.writes: list[tuple[list, c_ast.Node]] = []   # (container items, statement)
 
 
-def _plan_array(block, decl, phases, block_written) -> _Plan | None:
-    name = decl.name
+def _thread_refs(block, name, phases):
+    """(references, id -> phase) when ``name`` is a per-thread array: every reference lies in a
+    phase and indexes with that phase's tid; else None (not the pass's pattern)."""
     refs, bare = _refs(block, name)
     if bare or not refs:
         return None
-    # every reference lies in a phase, indexes with that phase's tid, one signature for all
     where: dict[int, Phase] = {}
     for ph in phases:
         r, _ = _refs(ph.loops[0], name)
@@ -207,6 +208,15 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
         ph = where.get(id(x))
         if ph is None or not (isinstance(x.subscript, c_ast.ID) and x.subscript.name == ph.tid.name):
             return None
+    return refs, where
+
+
+def _plan_array(block, decl, phases, block_written) -> _Plan | None:
+    name = decl.name
+    got = _thread_refs(block, name, phases)
+    if got is None:
+        return None
+    refs, where = got
     plan = _Plan(decl)
     # writes: top-level ``A[tid] = e;`` items of a phase body; no other write forms
     writes: dict[int, tuple[Phase, int, c_ast.Node]] = {}
@@ -385,7 +395,10 @@ def _blocks(fdef):
     return [n for n in canon.walk(fdef.body) if isinstance(n, c_ast.Compound)]
 
 
-def _rewrite(program, ast) -> int:
+def _rewrite(program, ast, why: list | None = None) -> int:
+    """Recompute the per-thread arrays of the entry of ``ast``; the number removed. A
+    per-thread array left (a read cannot recompute its value) appends its declaration to
+    ``why``."""
     fdef = canon.entry_def(ast, program.entry.name)
     done = 0
     progress = True
@@ -402,6 +415,8 @@ def _rewrite(program, ast) -> int:
             for d in decls:
                 plan = _plan_array(block, d, phases, written)
                 if plan is None:
+                    if why is not None and _thread_refs(block, d.name, phases) is not None:
+                        why.append(d)
                     continue
                 _replace_reads(block, plan.reads)
                 for items, s in plan.writes:
@@ -423,23 +438,28 @@ def _rewrite(program, ast) -> int:
               "a local array accessed only as A[tid] in thread-loop nests of one signature "
               "(reads also in nests whose tid maps back to the writing nest's thread "
               "variables, e.g. warp loops), written only by top-level A[tid] = e with e "
-              "recomputable where it is read (XP-REMAT-002)"),
+              "recomputable where it is read (XP-REMAT-002 no per-thread array, XP-REMAT-003 "
+              "none recomputable)"),
     guarantees=("same outputs on the virtual device", "the array and its writes are removed"),
 ))
-def rematerialize(program):
-    ast = copy.deepcopy(program.ast)
-    if not _rewrite(program, ast):
-        raise PassRefused("rematerialize: no per-thread array to recompute")
-    return canon.reparse(program, ast)
+def rematerialize(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @rematerialize.legality
 def _legal(program):
+    """The rewrite, run on a copy of the AST: the plan the rewrite emits."""
     if program.entry is None or program.ast is None or \
             canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-REMAT-001", "no entry function definition")]
-    if not _rewrite(program, copy.deepcopy(program.ast)):
+    ast = copy.deepcopy(program.ast)
+    why: list = []
+    if not _rewrite(program, ast, why):
+        if why:         # per-thread arrays, none recomputable
+            return [canon.diag(program, NAME, "XP-REMAT-003", f"per-thread array '{why[0].name}': a "
+                               "read cannot recompute the value written (not a plain top-level "
+                               "A[tid] = e of a pure e, or thread mappings not proved)", why[0])]
         return [canon.diag(program, NAME, "XP-REMAT-002",
-                           "no per-thread array (A[tid] in thread loops) whose every read can "
-                           "recompute the value written")]
-    return []
+                           "no per-thread array (A[tid] in thread loops)")]
+    return canon.Rewritten(ast)

@@ -12,8 +12,9 @@ Summary
 Requires
     1. The program has an entry function definition (XP-SCALARIZE-001).
     2. At least one entry local of a record type whose uses are all of the forms above and
-       whose copies involve only other such locals (XP-SCALARIZE-002). Other struct locals
-       are left as they are.
+       whose copies involve only other such locals (XP-SCALARIZE-002: no local of a record
+       type, nothing to do; XP-SCALARIZE-003: such locals, each used as a whole). Other struct
+       locals are left as they are.
 Guarantees
     Same outputs on the virtual device (field values are carried one by one; a record type
     has no padding-dependent behaviour once no address of the whole struct is taken).
@@ -31,7 +32,7 @@ from dataclasses import replace
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "scalarize_structs"
 
@@ -145,13 +146,15 @@ def _candidates(fdef, records) -> dict[str, str]:
 
 
 def _plan(program):
+    """(entry, record types, the locals to split, the candidate locals of an all-scalar struct
+    type); Nones without an entry definition."""
     fdef = canon.entry_def(program.ast, program.entry.name) if program.entry else None
     if fdef is None:
-        return None, None, None
+        return None, None, None, None
     records = record_types(program.ast)
     cands = _candidates(fdef, records)
     ok = _Uses(cands, records).run(fdef) if cands else set()
-    return fdef, records, {n: cands[n] for n in ok}
+    return fdef, records, {n: cands[n] for n in ok}, cands
 
 
 class _Rewrite:
@@ -272,27 +275,30 @@ def _names(ast) -> set[str]:
     summary="all-scalar struct locals (dim3 & co.) -> one scalar local per field",
     requires=("an entry function definition (XP-SCALARIZE-001)",
               "an entry local of an all-scalar struct typedef used only through fields, "
-              "same-type copies and initialiser lists (XP-SCALARIZE-002)"),
+              "same-type copies and initialiser lists (XP-SCALARIZE-002 none, XP-SCALARIZE-003 "
+              "each used as a whole)"),
     guarantees=("same outputs on the virtual device", "no struct local of the rewritten types "
                 "left in the entry"),
 ))
-def scalarize_structs(program):
-
-    ast = copy.deepcopy(program.ast)
-    draft = replace(program, ast=ast)
-    fdef, records, ok = _plan(draft)
-    if not ok:
-        raise PassRefused("scalarize_structs: nothing to scalarize")
-    _Rewrite(ok, records, _names(ast)).stmt(fdef.body)
-    return canon.reparse(program, ast)
+def scalarize_structs(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    fdef, records, ok = plan.data
+    _Rewrite(ok, records, _names(plan.ast)).stmt(fdef.body)
+    return canon.reparse(program, plan.ast)
 
 
 @scalarize_structs.legality
 def _legal(program):
-    fdef, _, ok = _plan(program)
+    """The structs to split, found on a copy of the AST that the rewrite then changes: the plan."""
+    ast = copy.deepcopy(program.ast)
+    fdef, records, ok, cands = _plan(replace(program, ast=ast))
     if fdef is None:
         return [canon.diag(program, NAME, "XP-SCALARIZE-001", "no entry function definition")]
     if not ok:
+        if cands:       # struct locals, each used as a whole somewhere
+            return [canon.diag(program, NAME, "XP-SCALARIZE-003", f"struct local '{sorted(cands)[0]}' "
+                               "is used other than through its fields, same-type copies and "
+                               "initialiser lists")]
         return [canon.diag(program, NAME, "XP-SCALARIZE-002", "the entry declares no local of "
-                           "an all-scalar struct type used only through its fields and copies")]
-    return []
+                           "an all-scalar struct type")]
+    return canon.Rewritten(ast, (fdef, records, ok))

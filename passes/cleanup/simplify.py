@@ -16,7 +16,8 @@ Requires
     1. The program has an entry function definition (XP-SIMPLIFY-001).
     2. At least one lane test matches the form above, with no name of ``L`` or of the mask
        chain assigned anywhere in the entry (other than loop headers of enclosing loops) and
-       the lane loop variable not assigned in its body (XP-SIMPLIFY-002).
+       the lane loop variable not assigned in its body (XP-SIMPLIFY-002: no lane test, nothing
+       to do; XP-SIMPLIFY-003: lane tests, none of this form).
 Guarantees
     Same outputs on the virtual device.
 Options
@@ -37,7 +38,7 @@ from pycparser.c_generator import CGenerator
 from platforms.common.analysis import map_children
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "simplify"
 UNSIGNED_BITS = {"unsigned char": 8, "uint8_t": 8, "unsigned short": 16, "uint16_t": 16,
@@ -297,25 +298,26 @@ def _run(program, ast):
     summary="masked-tail lane tests ((tail_mask(L) >> j) & 1) -> index guards (j < L)",
     requires=("an entry function definition (XP-SIMPLIFY-001)",
               "a lane test of a never-assigned tail mask (L >= W) ? 2^W-1 : (1u << L) - 1u with "
-              "the lane a 0..W'-1 loop variable, W' <= W (XP-SIMPLIFY-002)"),
+              "the lane a 0..W'-1 loop variable, W' <= W (XP-SIMPLIFY-002 no lane test, "
+              "XP-SIMPLIFY-003 none of this form)"),
     guarantees=("same outputs on the virtual device",),
 ))
-def simplify(program):
-
-    ast = copy.deepcopy(program.ast)
-    s = _run(program, ast)
-    if s is None or not s.done:
-        raise PassRefused("simplify: no masked-tail lane test to rewrite")
-    return canon.reparse(program, ast)
+def simplify(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @simplify.legality
 def _legal(program):
+    """The simplification, run on a copy of the AST: the plan the rewrite emits."""
     if program.entry is None or canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-SIMPLIFY-001", "no entry function definition")]
-    s = _run(program, copy.deepcopy(program.ast))
+    ast = copy.deepcopy(program.ast)
+    s = _run(program, ast)
     if not s.done:
-        what = "a lane test whose mask is not a never-assigned tail mask" if s.seen else \
-            "no lane test ((k >> j) & 1)"
-        return [canon.diag(program, NAME, "XP-SIMPLIFY-002", f"nothing to simplify: {what}")]
-    return []
+        if s.seen:          # lane tests, none of whose masks is proved a tail mask
+            return [canon.diag(program, NAME, "XP-SIMPLIFY-003", "a lane test whose mask is not a "
+                               "never-assigned tail mask")]
+        return [canon.diag(program, NAME, "XP-SIMPLIFY-002", "nothing to simplify: no lane test "
+                           "((k >> j) & 1)")]
+    return canon.Rewritten(ast)

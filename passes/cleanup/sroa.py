@@ -12,7 +12,8 @@ Summary
 Requires
     1. The program has an entry function definition (XP-SROA-001).
     2. At least one entry local of a lane-struct type whose every use is one of the forms above
-       and whose copies involve only other such locals of the same type (XP-SROA-002). Other
+       and whose copies involve only other such locals of the same type (XP-SROA-002: no
+       lane-struct local, nothing to do; XP-SROA-003: each is used as a whole). Other
        lane-struct locals are left as they are.
 Guarantees
     Same outputs on the virtual device; struct layout facts used: a one-member struct has the
@@ -30,7 +31,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "sroa"
 MEMFUNCS = ("memcpy", "memmove", "memset")
@@ -159,22 +160,24 @@ def _candidates(fdef, lanes) -> dict:
     return cands
 
 
-def _plan(program):
-    fdef = canon.entry_def(program.ast, program.entry.name) if program.entry else None
+def _plan(program, ast):
+    """The locals to split, found in ``ast`` (a copy of the program's, which the rewrite then
+    changes): ``(plan, None)`` or ``(None, (code, message, node))``."""
+    fdef = canon.entry_def(ast, program.entry.name) if program.entry else None
     if fdef is None:
         return None, ("XP-SROA-001", "no entry function definition", None)
-    lanes = lane_structs(program.ast)
+    lanes = lane_structs(ast)
     cands = _candidates(fdef, lanes)
     if not cands:
         return None, ("XP-SROA-002", "the entry declares no local of a lane-struct type", None)
     uses = _Uses(cands, lanes)
     uses.run(fdef)
     ok = uses.settle()
-    if not ok:
+    if not ok:      # lane-struct locals, each used as a whole somewhere
         name, node = next(iter(uses.bad.items()), (next(iter(cands)), None))
-        return None, ("XP-SROA-002", f"lane-struct local '{name}' is used as a whole value "
+        return None, ("XP-SROA-003", f"lane-struct local '{name}' is used as a whole value "
                       "(not only through its lanes, copies and mem* calls)", node)
-    return ok, None
+    return canon.Rewritten(ast, (fdef, ok, cands, lanes)), None
 
 
 class _Rewrite:
@@ -246,26 +249,21 @@ def _memcpy(dst: str, src: str):
     summary="lane-array struct locals (typedef struct { T v[N]; }) -> local arrays T s[N]",
     requires=("an entry function definition (XP-SROA-001)",
               "a lane-struct local used only through its lanes, whole copies between such "
-              "locals, &s in mem* calls, sizeof and (void) (XP-SROA-002)"),
+              "locals, &s in mem* calls, sizeof and (void) (XP-SROA-002 none, XP-SROA-003 "
+              "each used as a whole)"),
     guarantees=("same outputs on the virtual device", "converted locals are plain arrays"),
     introduces=("memcpy(dst, src, sizeof(dst)) for whole copies",),
 ))
-def sroa(program):
-
-    ok, err = _plan(program)
-    if ok is None:
-        raise PassRefused(err[1])
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
-    lanes = lane_structs(ast)
-    cands = _candidates(fdef, lanes)
+def sroa(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    fdef, ok, cands, lanes = plan.data
     _Rewrite(ok, cands, lanes).node(fdef.body)
-    return canon.reparse(program, ast)
+    return canon.reparse(program, plan.ast)
 
 
 @sroa.legality
 def _legal(program):
-    ok, err = _plan(program)
-    if ok is None:
+    plan, err = _plan(program, copy.deepcopy(program.ast))
+    if plan is None:
         return [canon.diag(program, NAME, err[0], err[1], err[2])]
-    return []
+    return plan

@@ -44,10 +44,8 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
-from xpiler.ir.errors import Diagnostic
-
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "std_calls"
 
@@ -321,23 +319,19 @@ def _rewrite(program, apply: bool):
     guarantees=("same outputs on the virtual device (same overload, same precision and NaN behaviour)",),
     introduces=("C math calls (sqrtf, expf, nearbyintf ...)", "conditional expressions for std::max / std::min"),
 ))
-def std_calls(program):
-    ast, count, problems = _rewrite(program, apply=True)
-    if problems:
-        why, node = problems[0]
-        raise PassRefused(f"{NAME}: {why}", diagnostics=[canon.diag(program, NAME, "XP-STD-002", why, node)])
-    if not count:
-        raise PassRefused(f"{NAME}: nothing to rewrite")
+def std_calls(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
     facts = copy.deepcopy(program.facts)
-    facts.setdefault("statistics", {})[NAME] = {"calls": count}
-    return replace(program, ast=ast, facts=facts, source="")
+    facts.setdefault("statistics", {})[NAME] = {"calls": plan.data}
+    return replace(program, ast=plan.ast, facts=facts, source="")
 
 
 @std_calls.legality
-def _legal(program) -> list[Diagnostic]:
-    _, count, problems = _rewrite(program, apply=False)
+def _legal(program):
+    """The rewrite, run on a copy of the AST: the plan the rewrite emits."""
+    ast, count, problems = _rewrite(program, apply=True)
     if problems:
         return [canon.diag(program, NAME, "XP-STD-002", why, node) for why, node in problems]
     if not count:
         return [canon.diag(program, NAME, "XP-STD-001", "no std:: math / max / min / memset / memcpy call")]
-    return []
+    return canon.Rewritten(ast, count)

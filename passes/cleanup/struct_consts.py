@@ -26,7 +26,9 @@ Requires
        (each field element stored at most once); and reads ``s.f`` / ``s.f[k]`` (constant
        ``k``, or a variable ``k`` resolved by unrolling as above) of scalar fields in later
        top-level statements, and whole copies ``S b = s;`` (``b`` declared once, no store of
-       ``s`` after it) used the same way  [XP-STRUCT-CONSTS-002].
+       ``s`` after it) used the same way  [XP-STRUCT-CONSTS-002: no struct that a zero fill
+       or constant field stores write, nothing to do; XP-STRUCT-CONSTS-003: such structs, none
+       used only that way].
 Guarantees
     Same outputs on the virtual device: each read yields the value the stores left in the
     field (the struct is written nowhere else and its address does not escape).
@@ -41,7 +43,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 from passes.cleanup.unit_loops import _literal, const_int
 from passes.cleanup.unroll_const import values
 
@@ -302,7 +304,25 @@ def _unroll_index_loops(body, pending, limit: int = 32) -> int:
     return done
 
 
-def _rewrite(program, ast) -> int:
+def _filled_with_constants(ast, fdef, decl) -> bool:
+    """The pass's pattern seen (not yet proved): a struct local that a top-level statement zero
+    fills (``memset(&s, 0, ...)``) or stores a constant into (``s.f = c``)."""
+    if _struct_fields(ast, decl) is None:
+        return False
+    names = {decl.name}
+    for _, s in _seq(fdef.body):
+        if canon.call_name(s) == "memset" and len(s.args.exprs) == 3 and \
+                _target(s.args.exprs[0], names) and const_int(s.args.exprs[1]) == 0:
+            return True
+        if isinstance(s, c_ast.Assignment) and s.op == "=" and _field(s.lvalue, names) is not None \
+                and _is_const(s.rvalue):
+            return True
+    return False
+
+
+def _rewrite(program, ast, why: list | None = None) -> int:
+    """Fold the structs of constants of the entry of ``ast``; the number folded. A struct
+    filled with constants that cannot be folded appends its declaration to ``why``."""
     fdef = canon.entry_def(ast, program.entry.name)
     done = 0
     tops = [i for i, d in enumerate(fdef.body.block_items or []) if isinstance(d, c_ast.Decl)
@@ -327,6 +347,10 @@ def _rewrite(program, ast) -> int:
                 break
         if plan is None or plan.pending:
             fdef.body = saved
+            decl = next((d for d in saved.block_items or [] if isinstance(d, c_ast.Decl) and
+                         d.name == name), None)
+            if why is not None and decl is not None and _filled_with_constants(ast, fdef, decl):
+                why.append(decl)
             continue
         _replace(fdef.body, plan.reads)
         for owner, st in list(_seq(fdef.body)):
@@ -343,23 +367,27 @@ def _rewrite(program, ast) -> int:
               "a top-level local struct used only by a zero memset, top-level constant field "
               "stores, whole copies after them and later field reads (array elements at a "
               "variable index resolved by unrolling its constant-bound loop) "
-              "(XP-STRUCT-CONSTS-002)"),
+              "(XP-STRUCT-CONSTS-002 none, XP-STRUCT-CONSTS-003 none foldable)"),
     guarantees=("same outputs on the virtual device", "the struct and its stores are removed"),
 ))
-def struct_consts(program):
-    ast = copy.deepcopy(program.ast)
-    if not _rewrite(program, ast):
-        raise PassRefused("struct_consts: no struct of constants")
-    return canon.reparse(program, ast)
+def struct_consts(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @struct_consts.legality
 def _legal(program):
+    """The rewrite, run on a copy of the AST: the plan the rewrite emits."""
     if program.entry is None or program.ast is None or \
             canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-STRUCT-CONSTS-001", "no entry function definition")]
-    if not _rewrite(program, copy.deepcopy(program.ast)):
+    ast = copy.deepcopy(program.ast)
+    why: list = []
+    if not _rewrite(program, ast, why):
+        if why:         # structs filled with constants, none foldable
+            return [canon.diag(program, NAME, "XP-STRUCT-CONSTS-003", f"struct '{why[0].name}' is "
+                               "filled with constants but also written, escapes, or has a field "
+                               "read that nothing wrote or that cannot be resolved", why[0])]
         return [canon.diag(program, NAME, "XP-STRUCT-CONSTS-002",
-                           "no local struct that only a zero fill and constant field stores "
-                           "write and only field reads read")]
-    return []
+                           "no local struct that a zero fill or constant field stores write")]
+    return canon.Rewritten(ast)

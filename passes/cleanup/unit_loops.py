@@ -12,7 +12,8 @@ unit_loops
         emits (``for (xp_bz = 0; xp_bz < 1u; ++xp_bz)``).
     Requires
         1. The program has an entry function definition (XP-UNIT-LOOPS-001).
-        2. At least one such loop (XP-UNIT-LOOPS-002).
+        2. At least one such loop (XP-UNIT-LOOPS-002: none, nothing to do; XP-UNIT-LOOPS-003:
+           one-trip loops whose body writes the variable).
     Guarantees
         Same outputs on the virtual device; the loop variable is not visible after a ``for``,
         so substituting it in the body is exact.
@@ -26,7 +27,8 @@ flatten_blocks
         of ``task_bind`` / ``loop_bind`` sees as top-level loop nests.
     Requires
         1. The program has an entry function definition (XP-FLATTEN-001).
-        2. At least one block that can be spliced or an empty statement (XP-FLATTEN-002).
+        2. At least one block that can be spliced or an empty statement (XP-FLATTEN-002: no
+           nested block, nothing to do; XP-FLATTEN-003: nested blocks whose names would clash).
     Guarantees
         Same outputs on the virtual device (same statements in the same order, same bindings).
 
@@ -41,7 +43,7 @@ import re
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 UNIT = "unit_loops"
 FLAT = "flatten_blocks"
@@ -80,8 +82,9 @@ def const_int(e) -> int | None:
     return None
 
 
-def _unit_loop(s) -> tuple[str, c_ast.Node, int] | None:
-    """(variable, declared type, start) of a one-trip counted loop, else None."""
+def _unit_loop(s, why: list | None = None) -> tuple[str, c_ast.Node, int] | None:
+    """(variable, declared type, start) of a one-trip counted loop, else None (a one-trip loop
+    whose body writes its variable appends ``(reason, loop)`` to ``why``)."""
     if not isinstance(s, c_ast.For) or not isinstance(s.init, c_ast.DeclList) or \
             len(s.init.decls) != 1:
         return None
@@ -105,7 +108,11 @@ def _unit_loop(s) -> tuple[str, c_ast.Node, int] | None:
         (isinstance(nxt, c_ast.Assignment) and nxt.op == "+=" and
          isinstance(nxt.lvalue, c_ast.ID) and nxt.lvalue.name == var and
          (const_int(nxt.rvalue) or 0) > 0)
-    if not trips_one or not step_ok or var in canon.written_names(s.stmt):
+    if not trips_one or not step_ok:
+        return None
+    if var in canon.written_names(s.stmt):
+        if why is not None:
+            why.append((f"the body of the one-trip loop over '{var}' writes '{var}'", s))
         return None
     return var, d.type, lo
 
@@ -126,6 +133,7 @@ def _literal(t, value: int):
 class _Units:
     def __init__(self):
         self.removed = 0
+        self.why: list = []                 # (reason, loop) of one-trip loops left alone
 
     def items(self, items) -> list:
         # an ``omp`` pragma that introduces a removed loop (``omp simd`` on a one-thread
@@ -134,7 +142,7 @@ class _Units:
                 if not (_is_omp(s) and k + 1 < len(items) and _unit_loop(items[k + 1]))]
 
     def stmt(self, s):
-        got = _unit_loop(s)
+        got = _unit_loop(s, self.why)
         if got is not None:
             var, t, lo = got
             body = canon.substitute(s.stmt, {var: _literal(t, lo)})
@@ -220,9 +228,10 @@ def _names(items) -> set[str]:
 
 class _Count:
     changed = 0
+    clash = None            # the first nested block left because its names would clash
 
 
-def _flatten_all(body) -> int:
+def _flatten_all(body) -> _Count:
     """Splice blocks everywhere (innermost first)."""
     f = _Count()
 
@@ -233,7 +242,7 @@ def _flatten_all(body) -> int:
             _splice(n, f)
 
     go(body)
-    return f.changed
+    return f
 
 
 def _splice(comp, f) -> None:
@@ -250,6 +259,7 @@ def _splice(comp, f) -> None:
                 out.extend(inner)
                 f.changed += 1
                 continue
+            f.clash = f.clash or (sorted(mine & (_names(out) | _names(items[k + 1:])))[0], s)
         out.append(s)
     comp.block_items = out
 
@@ -263,11 +273,11 @@ def _fdef(program):
     return canon.entry_def(program.ast, program.entry.name) if program.entry else None
 
 
-def _run_units(fdef) -> int:
+def _run_units(fdef) -> _Units:
     _retarget_parallel_for(fdef.body)
     u = _Units()
     fdef.body = u.stmt(fdef.body)
-    return u.removed
+    return u
 
 
 @register(PassInfo(
@@ -275,27 +285,29 @@ def _run_units(fdef) -> int:
     summary="one-trip counted loops -> their body with the loop variable substituted",
     requires=("an entry function definition (XP-UNIT-LOOPS-001)",
               "a counted loop with constant bounds running exactly once whose body does not "
-              "write its variable (XP-UNIT-LOOPS-002)"),
+              "write its variable (XP-UNIT-LOOPS-002 none, XP-UNIT-LOOPS-003 body writes it)"),
     guarantees=("same outputs on the virtual device", "omp parallel for pragmas cover the "
                 "surviving loops of their nest"),
 ))
-def unit_loops(program):
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
-    if not _run_units(fdef):
-        raise PassRefused("unit_loops: no one-trip loop")
-    return _emit(program, ast)
+def unit_loops(program, *, plan=None):
+    plan = canon.plan_or_refuse(UNIT, plan if plan is not None else _unit_legal(program))
+    return _emit(program, plan.ast)
 
 
 @unit_loops.legality
 def _unit_legal(program):
-    fdef = _fdef(program)
-    if fdef is None:
+    """The folding, run on a copy of the AST: the plan the rewrite emits."""
+    if _fdef(program) is None:
         return [canon.diag(program, UNIT, "XP-UNIT-LOOPS-001", "no entry function definition")]
-    if not _run_units(copy.deepcopy(fdef)):
+    ast = copy.deepcopy(program.ast)
+    u = _run_units(canon.entry_def(ast, program.entry.name))
+    if not u.removed:
+        if u.why:       # one-trip loops, none of which can be folded
+            reason, loop = u.why[0]
+            return [canon.diag(program, UNIT, "XP-UNIT-LOOPS-003", reason, loop)]
         return [canon.diag(program, UNIT, "XP-UNIT-LOOPS-002", "no counted loop with constant "
                            "bounds that runs exactly once")]
-    return []
+    return canon.Rewritten(ast)
 
 
 @register(PassInfo(
@@ -303,23 +315,28 @@ def _unit_legal(program):
     summary="splice nested blocks into their enclosing block when no declared name clashes; "
             "drop empty statements",
     requires=("an entry function definition (XP-FLATTEN-001)",
-              "a nested block that can be spliced or an empty statement (XP-FLATTEN-002)"),
+              "a nested block that can be spliced or an empty statement (XP-FLATTEN-002 none, "
+              "XP-FLATTEN-003 names would clash)"),
     guarantees=("same outputs on the virtual device", "same statements in the same order"),
 ))
-def flatten_blocks(program):
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
-    if not _flatten_all(fdef.body):
-        raise PassRefused("flatten_blocks: nothing to flatten")
-    return _emit(program, ast)
+def flatten_blocks(program, *, plan=None):
+    plan = canon.plan_or_refuse(FLAT, plan if plan is not None else _flat_legal(program))
+    return _emit(program, plan.ast)
 
 
 @flatten_blocks.legality
 def _flat_legal(program):
-    fdef = _fdef(program)
-    if fdef is None:
+    """The flattening, run on a copy of the AST: the plan the rewrite emits."""
+    if _fdef(program) is None:
         return [canon.diag(program, FLAT, "XP-FLATTEN-001", "no entry function definition")]
-    if not _flatten_all(copy.deepcopy(fdef).body):
+    ast = copy.deepcopy(program.ast)
+    f = _flatten_all(canon.entry_def(ast, program.entry.name).body)
+    if not f.changed:
+        if f.clash:     # nested blocks, none of which can be spliced
+            name, block = f.clash
+            return [canon.diag(program, FLAT, "XP-FLATTEN-003", f"a nested block declares '{name}', "
+                               "which its enclosing block also declares: splicing it would rebind "
+                               "the name", block)]
         return [canon.diag(program, FLAT, "XP-FLATTEN-002", "no nested block to splice and no "
                            "empty statement")]
-    return []
+    return canon.Rewritten(ast)

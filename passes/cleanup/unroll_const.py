@@ -12,7 +12,8 @@ Summary
     a plain parallel loop over the threads.
 Requires
     1. The program has an entry function definition (XP-UNROLL-001).
-    2. At least one such loop with at most ``limit`` iterations (XP-UNROLL-002).
+    2. At least one such loop with at most ``limit`` iterations (XP-UNROLL-002: no loop of the
+       form, nothing to do; XP-UNROLL-003: such loops, none unrollable).
 Guarantees
     Same outputs on the virtual device: the copies run in the loop's order with the values
     the variable took; the variable is not visible after the loop.
@@ -28,7 +29,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 from passes.cleanup.unit_loops import _literal, const_int
 
 NAME = "unroll_const"
@@ -82,9 +83,12 @@ def _linear_step(n, var: str):
     return None
 
 
-def values(s, limit: int, linear: bool = False) -> tuple[str, c_ast.Node, list[int]] | None:
+def values(s, limit: int, linear: bool = False,
+           why: list | None = None) -> tuple[str, c_ast.Node, list[int]] | None:
     """(variable, declared type, the values it takes) of an unrollable loop, else None: a
-    geometric update, or with ``linear`` also ``++`` / ``--`` / ``+= k`` / ``-= k``."""
+    geometric update, or with ``linear`` also ``++`` / ``--`` / ``+= k`` / ``-= k``. A loop of
+    that form that cannot be unrolled (its body writes the variable or leaves the loop, or it
+    takes more than ``limit`` values) appends ``(reason, loop)`` to ``why``."""
     if not isinstance(s, c_ast.For) or not isinstance(s.init, c_ast.DeclList) or \
             len(s.init.decls) != 1:
         return None
@@ -100,12 +104,18 @@ def values(s, limit: int, linear: bool = False) -> tuple[str, c_ast.Node, list[i
                          isinstance(c.left, c_ast.ID) and c.left.name == var):
         return None
     bound, step = const_int(c.right), (linear and _linear_step(s.next, var)) or _step(s.next, var)
-    if bound is None or step is None or var in canon.written_names(s.stmt) or _escapes(s.stmt):
+    if bound is None or step is None:
+        return None
+    if var in canon.written_names(s.stmt) or _escapes(s.stmt):
+        if why is not None:
+            why.append((f"the body of the loop over '{var}' writes it or leaves the loop", s))
         return None
     out = []
     while _CMP[c.op](v, bound):
         out.append(v)
         if len(out) > limit or not -2 ** 31 <= v < 2 ** 31:
+            if why is not None:
+                why.append((f"the loop over '{var}' takes more than {limit} values", s))
             return None
         v = step(v)
     return var, d.type, out
@@ -114,9 +124,10 @@ def values(s, limit: int, linear: bool = False) -> tuple[str, c_ast.Node, list[i
 class _Unroll:
     def __init__(self, limit: int):
         self.limit, self.done = limit, 0
+        self.why: list = []                 # (reason, loop) of the loops of the form left alone
 
     def stmt(self, s):
-        got = values(s, self.limit)
+        got = values(s, self.limit, why=self.why)
         if got is not None:
             var, t, vals = got
             self.done += 1
@@ -134,10 +145,10 @@ class _Unroll:
         return s
 
 
-def _run(fdef, limit) -> int:
+def _run(fdef, limit) -> _Unroll:
     u = _Unroll(limit)
     fdef.body = u.stmt(fdef.body)
-    return u.done
+    return u
 
 
 @register(PassInfo(
@@ -147,24 +158,27 @@ def _run(fdef, limit) -> int:
     options={"limit": Option(int, 32, "the most iterations unrolled")},
     requires=("an entry function definition (XP-UNROLL-001)",
               "a loop with constant start, bound and update, at most limit iterations, whose "
-              "body does not write the variable or leave the loop (XP-UNROLL-002)"),
+              "body does not write the variable or leave the loop (XP-UNROLL-002 none, "
+              "XP-UNROLL-003 none unrollable)"),
     guarantees=("same outputs on the virtual device", "copies in iteration order"),
 ))
-def unroll_const(program, *, limit: int = 32):
-
-    ast = copy.deepcopy(program.ast)
-    fdef = canon.entry_def(ast, program.entry.name)
-    if not _run(fdef, limit):
-        raise PassRefused("unroll_const: no loop over constant values")
-    return canon.reparse(program, ast)
+def unroll_const(program, *, limit: int = 32, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, limit=limit))
+    return canon.reparse(program, plan.ast)
 
 
 @unroll_const.legality
 def _legal(program, *, limit: int = 32):
+    """The unrolling, run on a copy of the AST: the plan the rewrite emits."""
     fdef = canon.entry_def(program.ast, program.entry.name) if program.entry else None
     if fdef is None:
         return [canon.diag(program, NAME, "XP-UNROLL-001", "no entry function definition")]
-    if not _run(copy.deepcopy(fdef), limit):
-        return [canon.diag(program, NAME, "XP-UNROLL-002", f"no loop over at most {limit} "
-                           "constant values that stays inside its body")]
-    return []
+    ast = copy.deepcopy(program.ast)
+    u = _run(canon.entry_def(ast, program.entry.name), limit)
+    if not u.done:
+        if u.why:       # geometric loops over constants, none unrollable
+            reason, loop = u.why[0]
+            return [canon.diag(program, NAME, "XP-UNROLL-003", reason, loop)]
+        return [canon.diag(program, NAME, "XP-UNROLL-002", "no loop with a constant start, bound "
+                           "and geometric update (>>=, <<=, *=, /=)")]
+    return canon.Rewritten(ast)

@@ -48,7 +48,7 @@ import copy
 from pycparser import c_ast
 
 import passes.canon as canon
-from passes.base import PassInfo, PassRefused, register
+from passes.base import PassInfo, register
 
 NAME = "vector_types"
 _ELEM_BYTES = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4, "short": 2,
@@ -527,19 +527,17 @@ def _rewrite(ast):
               "(XP-VECTYPES-005)"),
     guarantees=("same outputs on the virtual device", "no vector_size / ext_vector_type type left"),
 ))
-def vector_types(program):
-    ast = copy.deepcopy(program.ast)
-    try:
-        _rewrite(ast)
-    except _Refuse as r:
-        raise PassRefused(f"vector_types: {r.message}")
-    return canon.reparse(program, ast)
+def vector_types(program, *, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    return canon.reparse(program, plan.ast)
 
 
 @vector_types.legality
 def _legal(program):
+    """The rewrite, run on a copy of the AST: the plan the rewrite emits."""
+    ast = copy.deepcopy(program.ast)
     try:
-        _rewrite(copy.deepcopy(program.ast))
+        _rewrite(ast)
     except _Refuse as r:
         return [canon.diag(program, NAME, r.code, r.message, r.node)]
-    return []
+    return canon.Rewritten(ast)

@@ -146,6 +146,9 @@ def _api_map_legal(program, *, to: str = "hip") -> list[Diagnostic]:
 def api_legality(program, to: str, allow_matrix: bool = False) -> list[Diagnostic]:
     """api_map's checks; ``allow_matrix``: wmma / MFMA names are handled by the caller
     (``matrix_core_map``)."""
+    if program.platform == to:
+        return [Diagnostic("XP-APIMAP-003", f"the program is already {to}: nothing to rename",
+                           Coord(program.path), pass_name="api_map")]
     pair = {program.platform, to}
     if pair != {"cuda", "hip"}:
         return [Diagnostic("XP-APIMAP-001", f"api_map translates between cuda and hip, not "

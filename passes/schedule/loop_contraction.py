@@ -48,7 +48,7 @@ from pycparser import c_ast
 import passes.analysis.affine as affine
 import passes.canon as canon
 import passes.schedule.loop_sched as ls
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 from passes.schedule.loop_fuse import fuse_nodes, fusion_plan
 
 NAME = "loop_contraction"
@@ -222,15 +222,15 @@ def _rewrite(program, ast, fdef, a, b, ca, cb, plans):
                 "the array's declaration removed; #pragma omp on both loops dropped"),
     introduces=("a scalar <array>_c in the fused body",),
 ))
-def loop_contraction(program, *, loop: str = "", array: str = "", nth: int = -1):
-    ast = copy.deepcopy(program.ast)
-    got = _plan(program, ast, loop, array, nth)
-    if isinstance(got, list):
-        raise PassRefused(f"{NAME}: {got[0].message}", diagnostics=got)
-    return _rewrite(program, ast, *got)
+def loop_contraction(program, *, loop: str = "", array: str = "", nth: int = -1, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, loop=loop, array=array, nth=nth))
+    return _rewrite(program, plan.ast, *plan.data)
 
 
 @loop_contraction.legality
 def _legal(program, *, loop: str = "", array: str = "", nth: int = -1):
-    got = _plan(program, program.ast, loop, array, nth)
-    return got if isinstance(got, list) else []
+    """The plan (the loops matched, the dependences proved), found on a copy of the AST that
+    the rewrite then changes; diagnostics when refused."""
+    ast = copy.deepcopy(program.ast)
+    got = _plan(program, ast, loop, array, nth)
+    return got if isinstance(got, list) else canon.Rewritten(ast, got)

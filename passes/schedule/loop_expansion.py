@@ -49,7 +49,7 @@ from pycparser import c_ast
 import passes.analysis.affine as affine
 import passes.canon as canon
 import passes.schedule.loop_sched as ls
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "loop_expansion"
 CODES = ("XP-EXPAND-001", "XP-EXPAND-002", "XP-EXPAND-003", "XP-EXPAND-004")
@@ -210,15 +210,15 @@ def _rewrite(program, ast, fdef, f, cl, at, expand, lo, trip):
                 "#pragma omp on the loop dropped"),
     introduces=("local arrays <scalar>_x[trip] for expanded scalars",),
 ))
-def loop_expansion(program, *, loop: str = "", at: int = 1, nth: int = -1):
-    ast = copy.deepcopy(program.ast)
-    got = _plan(program, ast, loop, at, nth)
-    if isinstance(got, list):
-        raise PassRefused(f"{NAME}: {got[0].message}", diagnostics=got)
-    return _rewrite(program, ast, *got)
+def loop_expansion(program, *, loop: str = "", at: int = 1, nth: int = -1, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, loop=loop, at=at, nth=nth))
+    return _rewrite(program, plan.ast, *plan.data)
 
 
 @loop_expansion.legality
 def _legal(program, *, loop: str = "", at: int = 1, nth: int = -1):
-    got = _plan(program, program.ast, loop, at, nth)
-    return got if isinstance(got, list) else []
+    """The plan (the loops matched, the dependences proved), found on a copy of the AST that
+    the rewrite then changes; diagnostics when refused."""
+    ast = copy.deepcopy(program.ast)
+    got = _plan(program, ast, loop, at, nth)
+    return got if isinstance(got, list) else canon.Rewritten(ast, got)

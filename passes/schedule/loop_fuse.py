@@ -45,7 +45,7 @@ from pycparser import c_ast
 import passes.analysis.affine as affine
 import passes.canon as canon
 import passes.schedule.loop_sched as ls
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "loop_fuse"
 CODES = {"entry": "XP-FUSE-001", "option": "XP-FUSE-002", "none": "XP-FUSE-003",
@@ -164,17 +164,17 @@ def fuse_nodes(fdef, a, b, ca, cb):
     guarantees=("same outputs on the virtual device, bit-identical",
                 "#pragma omp on the fused loops dropped"),
 ))
-def loop_fuse(program, *, loop: str = "", nth: int = -1):
-    ast = copy.deepcopy(program.ast)
-    got = fusion_plan(program, ast, loop, nth, NAME, CODES)
-    if isinstance(got, list):
-        raise PassRefused(f"{NAME}: {got[0].message}", diagnostics=got)
-    fdef, a, b, ca, cb, _info = got
+def loop_fuse(program, *, loop: str = "", nth: int = -1, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, loop=loop, nth=nth))
+    fdef, a, b, ca, cb, _info = plan.data
     fuse_nodes(fdef, a, b, ca, cb)
-    return canon.reparse(program, ast)
+    return canon.reparse(program, plan.ast)
 
 
 @loop_fuse.legality
 def _legal(program, *, loop: str = "", nth: int = -1):
-    got = fusion_plan(program, program.ast, loop, nth, NAME, CODES)
-    return got if isinstance(got, list) else []
+    """The plan (the loops matched, the dependences proved), found on a copy of the AST that
+    the rewrite then changes; diagnostics when refused."""
+    ast = copy.deepcopy(program.ast)
+    got = fusion_plan(program, ast, loop, nth, NAME, CODES)
+    return got if isinstance(got, list) else canon.Rewritten(ast, got)

@@ -25,6 +25,8 @@ Requires
     6. No scalar declared outside the innermost loop is assigned in the body (a reduction or
        running value fixes the order) (XP-REORDER-007).
     7. No dependence is reversed by the new order (XP-REORDER-008).
+    Loops already in the requested order: nothing to do, the program is left unchanged
+    (XP-REORDER-009, not applicable).
 Guarantees
     Same outputs on the virtual device: every instance of the body runs once, and each pair
     of instances that touch a common element (one writing) keeps its relative order, so
@@ -49,7 +51,7 @@ from pycparser import c_ast
 import passes.analysis.affine as affine
 import passes.canon as canon
 import passes.schedule.loop_sched as ls
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "loop_reorder"
 CODES = ("XP-REORDER-001", "XP-REORDER-002", "XP-REORDER-003", "XP-REORDER-004")
@@ -166,7 +168,7 @@ def _plan(program, ast, loops, nth: int):
         for slot, old in zip(slots, named):
             order[slot] = old
     if order == list(range(len(chain))):
-        return [canon.diag(program, NAME, "XP-REORDER-002", f"loops {', '.join(names)} are "
+        return [canon.diag(program, NAME, "XP-REORDER-009", f"loops {', '.join(names)} are "
                            "already in that order", outer)]
     bad = affine.reorder_violation(info, band, order)
     if bad is not None:
@@ -202,8 +204,8 @@ def _rewrite(program, ast, fdef, chain, order):
                                       "nest in its new order (outermost first)"),
              "nth": Option(int, -1, "which loop named like the first, when several")},
     requires=("an entry function definition (XP-REORDER-001)",
-              "option loops with two or more distinct names, not already in that order "
-              "(XP-REORDER-002)",
+              "option loops with two or more distinct names (XP-REORDER-002); already in that "
+              "order: nothing to do (XP-REORDER-009)",
               "each named loop exists once (XP-REORDER-003, XP-REORDER-004)",
               "the loops form one perfect nest (XP-REORDER-005)",
               "counted, analysable, rectangular loops with invariant bounds, no break/return/"
@@ -213,15 +215,15 @@ def _rewrite(program, ast, fdef, chain, order):
     guarantees=("same outputs on the virtual device, bit-identical (dependent instances keep "
                 "their order)", "#pragma omp on the nest dropped"),
 ))
-def loop_reorder(program, *, loops: str = "", nth: int = -1):
-    ast = copy.deepcopy(program.ast)
-    got = _plan(program, ast, loops, nth)
-    if isinstance(got, list):
-        raise PassRefused(f"{NAME}: {got[0].message}", diagnostics=got)
-    return _rewrite(program, ast, *got)
+def loop_reorder(program, *, loops: str = "", nth: int = -1, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, loops=loops, nth=nth))
+    return _rewrite(program, plan.ast, *plan.data)
 
 
 @loop_reorder.legality
 def _legal(program, *, loops: str = "", nth: int = -1):
-    got = _plan(program, program.ast, loops, nth)
-    return got if isinstance(got, list) else []
+    """The plan (the loops matched, the dependences proved), found on a copy of the AST that
+    the rewrite then changes; diagnostics when refused."""
+    ast = copy.deepcopy(program.ast)
+    got = _plan(program, ast, loops, nth)
+    return got if isinstance(got, list) else canon.Rewritten(ast, got)

@@ -41,7 +41,7 @@ from pycparser import c_ast
 
 import passes.canon as canon
 import passes.schedule.loop_sched as ls
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 from passes.cleanup.unit_loops import const_int
 
 NAME = "loop_split"
@@ -116,15 +116,15 @@ def _rewrite(program, ast, fdef, f, cl, factor: int):
                 "#pragma omp on the loop and collapse pragmas around it dropped"),
     introduces=("a tile loop <var>_o",),
 ))
-def loop_split(program, *, loop: str = "", factor: int = 0, nth: int = -1):
-    ast = copy.deepcopy(program.ast)
-    got = _plan(program, ast, loop, factor, nth)
-    if isinstance(got, list):
-        raise PassRefused(f"{NAME}: {got[0].message}", diagnostics=got)
-    return _rewrite(program, ast, *got, factor)
+def loop_split(program, *, loop: str = "", factor: int = 0, nth: int = -1, plan=None):
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, loop=loop, factor=factor, nth=nth))
+    return _rewrite(program, plan.ast, *plan.data, factor)
 
 
 @loop_split.legality
 def _legal(program, *, loop: str = "", factor: int = 0, nth: int = -1):
-    got = _plan(program, program.ast, loop, factor, nth)
-    return got if isinstance(got, list) else []
+    """The plan (the loops matched, the dependences proved), found on a copy of the AST that
+    the rewrite then changes; diagnostics when refused."""
+    ast = copy.deepcopy(program.ast)
+    got = _plan(program, ast, loop, factor, nth)
+    return got if isinstance(got, list) else canon.Rewritten(ast, got)

@@ -43,8 +43,9 @@ from pycparser.c_parser import CParser
 from xpiler.ir.errors import Coord, Diagnostic
 
 import passes.analysis.affine as affine
+import passes.canon as canon
 from passes.tensorize.bang_match import match, patterns
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "tensorize_bang"
 SCRATCH_LIMIT = 64 * 1024
@@ -454,14 +455,14 @@ def _rewrite(program, profile: str):
                 "element types unchanged; only descriptions whose rules are provable are used"),
     introduces=("__bang_* element-wise calls", "__bang_reduce_sum", "__nram__ scratch"),
 ))
-def tensorize_bang(program, *, profile: str = ""):
+def tensorize_bang(program, *, profile: str = "", plan=None):
     import platforms
     from platforms import parse as parse_source
 
-    ast, rw = _rewrite(program, profile)
-    if not rw.count:
-        raise PassRefused("no loop matches an intrinsic description", diagnostics=[
-            _diag(program, "XP-TENSORIZE-BANG-001", "no loop matches an intrinsic description")])
+    if plan is None:
+        plan = _tensorize_legal(program, profile=profile)
+    plan = canon.plan_or_refuse(NAME, plan)
+    ast, rw = plan.ast, plan.data
     if rw.scratch:
         decl = CParser().parse(f"float {RED_NAME}[{rw.scratch}];").ext[0]
         decl.storage = ["__nram__"]
@@ -482,10 +483,10 @@ def _tensorize_legal(program, *, profile: str = ""):
     if program.platform != "bang" or not _kernels(program.ast):
         return [_diag(program, "XP-TENSORIZE-BANG-002", "tensorize_bang rewrites BANG kernels; "
                       f"this is a {program.platform} program without __mlu_global__ kernels")]
-    _, rw = _rewrite(program, profile)
+    ast, rw = _rewrite(program, profile)       # on a copy of the AST: the plan the rewrite emits
     if not rw.count:
         msg = "no loop over NRAM matches an eligible intrinsic description"
         if rw.scratch_over:
             return [_diag(program, "XP-TENSORIZE-BANG-003", "reduction scratch over 64 KiB")]
         return [_diag(program, "XP-TENSORIZE-BANG-001", msg)]
-    return []
+    return canon.Rewritten(ast, rw)

@@ -45,6 +45,15 @@ def _refused(name, prog, code):
     assert exc.value.diagnostics[0].code == code, exc.value.diagnostics[0].message
 
 
+def _unchanged(name, prog, code):
+    """Nothing to do (issue 15): the input comes back unchanged with the not-applicable code."""
+    from passes.base import apply_pass
+
+    out = apply_pass(name, prog)
+    assert not out.changed and out.program is prog, name
+    assert out.reason.code == code, out.reason.message
+
+
 def _no_entry(prog):
     return dataclasses.replace(prog, entry=dataclasses.replace(prog.entry, name="missing"))
 
@@ -77,10 +86,10 @@ def test_sroa_golden_and_memops_golden():
 
 
 def test_sroa_refusals():
-    _refused("sroa", _no_entry(_prog(LANES)), "XP-SROA-001")
-    _refused("sroa", _prog("extern \"C\" void k(float *x) { x[0] = 1.0f; }\n"), "XP-SROA-002")
+    _unchanged("sroa", _no_entry(_prog(LANES)), "XP-SROA-001")
+    _unchanged("sroa", _prog("extern \"C\" void k(float *x) { x[0] = 1.0f; }\n"), "XP-SROA-002")
     whole = LANES.replace("memcpy(out, &b, sizeof(b));", "xp_m512 *p = &b; out[0] = p->v[0];")
-    _refused("sroa", _prog(whole), "XP-SROA-002")
+    _refused("sroa", _prog(whole), "XP-SROA-003")
 
 
 def test_memops_sizes_and_types():
@@ -103,19 +112,20 @@ extern "C" void k(const float *x, float *out, unsigned char *bytes, int n) {
 
 
 def test_memops_refusals():
-    _refused("memops", _no_entry(_prog(LANES)), "XP-MEMOPS-001")
+    _unchanged("memops", _no_entry(_prog(LANES)), "XP-MEMOPS-001")
+    _unchanged("memops", _prog("extern \"C\" void k(float *x) { x[0] = 1.0f; }\n"), "XP-MEMOPS-002")
     reinterpret = ("#include <string.h>\nextern \"C\" void k(const unsigned char *p, int *o) "
                    "{ int v; memcpy(&v, p, 4); o[0] = v; }\n")
-    _refused("memops", _prog(reinterpret), "XP-MEMOPS-002")
+    _refused("memops", _prog(reinterpret), "XP-MEMOPS-003")
     odd = ("#include <string.h>\nextern \"C\" void k(const float *p, float *o, int n) "
            "{ memcpy(o, p, n); }\n")
-    _refused("memops", _prog(odd), "XP-MEMOPS-002")
+    _refused("memops", _prog(odd), "XP-MEMOPS-003")
     overlap = ("#include <string.h>\nextern \"C\" void k(float *o, int n) "
                "{ memmove(o + 1, o, n * sizeof(float)); }\n")
-    _refused("memops", _prog(overlap), "XP-MEMOPS-002")
+    _refused("memops", _prog(overlap), "XP-MEMOPS-003")
     nonzero = ("#include <string.h>\nextern \"C\" void k(float *o, int n) "
                "{ memset(o, 1, n * sizeof(float)); }\n")
-    _refused("memops", _prog(nonzero), "XP-MEMOPS-002")
+    _refused("memops", _prog(nonzero), "XP-MEMOPS-003")
 
 
 TAIL = r"""
@@ -142,12 +152,12 @@ def test_simplify_golden_and_extent():
 
 
 def test_simplify_refusals():
-    _refused("simplify", _no_entry(_prog(TAIL)), "XP-SIMPLIFY-001")
-    _refused("simplify", _prog("extern \"C\" void k(float *x) { x[0] = 1.0f; }\n"), "XP-SIMPLIFY-002")
+    _unchanged("simplify", _no_entry(_prog(TAIL)), "XP-SIMPLIFY-001")
+    _unchanged("simplify", _prog("extern \"C\" void k(float *x) { x[0] = 1.0f; }\n"), "XP-SIMPLIFY-002")
     narrow = TAIL.replace("unsigned short k2 = m;", "unsigned char k2 = m;")
-    _refused("simplify", _prog(narrow), "XP-SIMPLIFY-002")             # 8 bits kept of 16
+    _refused("simplify", _prog(narrow), "XP-SIMPLIFY-003")             # 8 bits kept of 16
     moved = TAIL.replace("unsigned short k2 = m;", "unsigned short k2 = m; m = 0;")
-    _refused("simplify", _prog(moved), "XP-SIMPLIFY-002")              # mask reassigned
+    _refused("simplify", _prog(moved), "XP-SIMPLIFY-003")              # mask reassigned
 
 
 DEAD = r"""
@@ -161,14 +171,14 @@ extern "C" void k(const float *x, float *out, int n) {
 """
 
 
-def test_dce_golden_and_refusals():
+def test_dce_golden_and_not_applicable():
     prog = _prog(DEAD)
     out = run_pass("dce", prog)
     body = _emit(out).split('extern "C"')[1]
     assert "one" not in body and "keep" in body
     _same(prog, out, [np.arange(5, dtype=np.float32), np.zeros(5, np.float32), 5])
-    _refused("dce", _no_entry(prog), "XP-DCE-001")
-    _refused("dce", out, "XP-DCE-002")
+    _unchanged("dce", _no_entry(prog), "XP-DCE-001")
+    _unchanged("dce", out, "XP-DCE-002")
 
 
 OUTER = r"""
@@ -190,13 +200,15 @@ def test_indvar_golden_and_refusals():
     assert "for (int i__v2 = i__e1; i__v2 < n; i__v2 += 1)" in text
     for n in (0, 3, 9, 12):
         _same(prog, out, [np.arange(max(n, 1), dtype=np.float32), np.zeros(max(n, 1), np.float32), n])
-    _refused("indvar", _no_entry(prog), "XP-INDVAR-001")
+    _unchanged("indvar", _no_entry(prog), "XP-INDVAR-001")
+    _unchanged("indvar", _prog("extern \"C\" void k(float *o, int n) { for (int i = 0; i < n; ++i) "
+                               "o[i] = 1.0f; }\n"), "XP-INDVAR-002")
     body_writes = _prog("extern \"C\" void k(float *o, int n) { int i = 0; "
                         "for (; i < n; i += 1) { o[i] = 1.0f; i += 1; } }\n")
-    _refused("indvar", body_writes, "XP-INDVAR-002")
+    _refused("indvar", body_writes, "XP-INDVAR-003")
     unknown_start = _prog("extern \"C\" void k(float *o, int n, int s) { int i; o[0] = 0.0f; "
                           "for (; i < n; ++i) o[i] = 1.0f; }\n")
-    _refused("indvar", unknown_start, "XP-INDVAR-002")
+    _refused("indvar", unknown_start, "XP-INDVAR-003")
 
 
 SAMPLE = ["relu_3_5_67.cpp", "add_18_128.cpp"]

@@ -138,7 +138,6 @@ def test_partial_or_repeated_copies_make_a_static_array_of_the_entry(variant):
     ("never_filled", "XP-CONSTSYM-003"),     # only copied back
     ("launch_first", "XP-CONSTSYM-004"),     # read before it is filled
     ("scalar_expression", "XP-CONSTSYM-005"),  # a scalar symbol from no variable
-    ("none", "XP-CONSTSYM-002"),             # nothing to do
 ])
 def test_refusals(variant, code):
     kernel = KERNEL
@@ -155,11 +154,16 @@ def test_refusals(variant, code):
                                 "__constant__ float c_w[TAPS];\n__constant__ float c_s;") \
             .replace("y[i] = s;", "y[i] = s * c_s;")
         copy = WHOLE + " cudaMemcpyToSymbol(c_s, w + 1, sizeof(float));"
-    elif variant == "none":
-        kernel = KERNEL.replace("tap(k)", "1.0f")
-        copy = ""
     codes = _codes(_src(copy=copy, before=before, kernel=kernel))
     assert code in codes, codes
+
+
+def test_nothing_to_do_without_a_copy_to_symbol():
+    from passes.base import apply_pass
+
+    _, lifted = _lift(_src(copy="", kernel=KERNEL.replace("tap(k)", "1.0f")))
+    out = apply_pass("constant_symbols", lifted)       # not applicable: the input, unchanged
+    assert not out.changed and out.program is lifted and out.reason.code == "XP-CONSTSYM-002"
 
 
 PARTS = KERNEL + """
@@ -258,7 +262,7 @@ def test_constant_symbols_to_bang_are_verified(case, tmp_path):
     assert rep.status == "verified", (rep.message, [(s.name, s.status, s.message[:200])
                                                     for s in rep.steps])
     steps = {s.name: s.status for s in rep.steps}
-    assert steps["constant_symbols"] == ("refused" if case == "table" else "verified")
+    assert steps["constant_symbols"] == ("unchanged" if case == "table" else "verified")
     assert steps["task_bind"] == "verified"
     if case == "table":
         assert steps["localize"] == "verified"

@@ -327,7 +327,7 @@ def test_bare_tail_mask_needs_an_unsigned_literal_and_kept_bits():
         _, out = _lift_tail(text, LIFT)
         with pytest.raises(PassRefused) as exc:
             run_pass("simplify", out)
-        assert exc.value.diagnostics[0].code == "XP-SIMPLIFY-002"
+        assert exc.value.diagnostics[0].code == "XP-SIMPLIFY-003"      # a lane test, not provable
 
 
 @native

@@ -73,13 +73,17 @@ def _codes(src):
     return [d.code for d in exc.value.diagnostics]
 
 
-def test_refuses_without_device_buffers():
+def test_nothing_to_do_without_device_buffers():
+    from passes.base import apply_pass
+
     src = KERNEL + """
 extern "C" void entry(float* A, float* B, float* C, int n) {
   k<<<(n + 63) / 64, 64>>>(C, A, B, n);
 }
 """
-    assert _codes(src) == ["XP-DEVCOPY-001"]
+    _, lifted = _lift(src)
+    out = apply_pass("devcopy", lifted)                 # not applicable: the input, unchanged
+    assert not out.changed and out.program is lifted and out.reason.code == "XP-DEVCOPY-001"
 
 
 @pytest.mark.parametrize("variant", ["partial", "inplace_input", "alias"])

@@ -45,7 +45,18 @@ def _same(src_prog, out_prog, args):
             np.testing.assert_array_equal(a, b)
 
 
+def _unchanged(name, prog, code):
+    """Nothing to do (issue 15): the input comes back unchanged with the not-applicable code."""
+    from passes.base import apply_pass
+
+    out = apply_pass(name, prog)
+    assert not out.changed and out.program is prog, name
+    assert out.reason.code == code, out.reason.message
+    assert run_pass(name, prog) is prog
+
+
 def _refused(name, prog, code):
+    """Found something and judged the rewrite wrong there: a refusal with its own code."""
     with pytest.raises(PassRefused) as exc:
         run_pass(name, prog)
     assert exc.value.diagnostics[0].code == code, exc.value.diagnostics[0].message
@@ -102,14 +113,16 @@ def test_scalarize_structs_golden():
     _same(prog, out, _args())
 
 
-def test_scalarize_structs_refusals():
-    _refused("scalarize_structs", _no_entry(_prog(LIFTED)), "XP-SCALARIZE-001")
+def test_scalarize_structs_not_applicable_and_refusal():
+    _unchanged("scalarize_structs", _no_entry(_prog(LIFTED)), "XP-SCALARIZE-001")
     escapes = r"""
 typedef struct { unsigned int x; unsigned int y; } pair;
 void use(pair *p);
 extern "C" void k(float *o) { pair p; p.x = 1; use(&p); o[0] = p.x; }
 """
-    _refused("scalarize_structs", _prog(escapes), "XP-SCALARIZE-002")
+    _refused("scalarize_structs", _prog(escapes), "XP-SCALARIZE-003")
+    _unchanged("scalarize_structs", _prog("extern \"C\" void k(float *o) { o[0] = 1.0f; }\n"),
+               "XP-SCALARIZE-002")
 
 
 def test_const_prop_unit_loops_flatten_dce_golden():
@@ -159,27 +172,29 @@ extern "C" void k(const float *x, float *o, int n) {
     _same(prog, out, [np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 8])
 
 
-def test_const_prop_refusals():
-    _refused("const_prop", _no_entry(_prog(LIFTED)), "XP-CONST-PROP-001")
+def test_const_prop_not_applicable():
+    _unchanged("const_prop", _no_entry(_prog(LIFTED)), "XP-CONST-PROP-001")
     twice = "extern \"C\" void k(float *o, int n) { int a = n; a = a + 1; o[0] = a; }\n"
-    _refused("const_prop", _prog(twice), "XP-CONST-PROP-002")
+    _unchanged("const_prop", _prog(twice), "XP-CONST-PROP-002")
     memory = "extern \"C\" void k(float *o) { float a = o[1]; o[1] = 2.0f; o[0] = a; }\n"
-    _refused("const_prop", _prog(memory), "XP-CONST-PROP-002")
+    _unchanged("const_prop", _prog(memory), "XP-CONST-PROP-002")
 
 
-def test_unit_loops_refusals():
-    _refused("unit_loops", _no_entry(_prog(LIFTED)), "XP-UNIT-LOOPS-001")
+def test_unit_loops_not_applicable_and_refusal():
+    _unchanged("unit_loops", _no_entry(_prog(LIFTED)), "XP-UNIT-LOOPS-001")
     two = "extern \"C\" void k(float *o) { for (int i = 0; i < 2; ++i) o[i] = 1.0f; }\n"
-    _refused("unit_loops", _prog(two), "XP-UNIT-LOOPS-002")
+    _unchanged("unit_loops", _prog(two), "XP-UNIT-LOOPS-002")
     writes = ("extern \"C\" void k(float *o) { for (int i = 0; i < 1; ++i) { o[i] = 1.0f; "
               "i = 5; } }\n")
-    _refused("unit_loops", _prog(writes), "XP-UNIT-LOOPS-002")
+    _refused("unit_loops", _prog(writes), "XP-UNIT-LOOPS-003")
 
 
-def test_flatten_blocks_refusals():
-    _refused("flatten_blocks", _no_entry(_prog(LIFTED)), "XP-FLATTEN-001")
+def test_flatten_blocks_not_applicable_and_refusal():
+    _unchanged("flatten_blocks", _no_entry(_prog(LIFTED)), "XP-FLATTEN-001")
     clash = "extern \"C\" void k(float *o) { { int a = 1; o[0] = a; } int a = 2; o[1] = a; }\n"
-    _refused("flatten_blocks", _prog(clash), "XP-FLATTEN-002")
+    _refused("flatten_blocks", _prog(clash), "XP-FLATTEN-003")
+    _unchanged("flatten_blocks", _prog("extern \"C\" void k(float *o) { o[0] = 1.0f; }\n"),
+               "XP-FLATTEN-002")
 
 
 TEMPS = r"""
@@ -206,13 +221,14 @@ def test_devtemp_golden():
     _same(prog, out, [np.arange(16, dtype=np.float32), np.zeros(16, np.float32), 16])
 
 
-def test_devtemp_refusals():
-    _refused("devtemp", _no_entry(_prog(TEMPS)), "XP-DEVTEMP-001")
+def test_devtemp_not_applicable_and_refusals():
+    _unchanged("devtemp", _no_entry(_prog(TEMPS)), "XP-DEVTEMP-001")
     reassigned = TEMPS.replace("k2(d_t, o, n);", "d_t = d_t + 1; k2(d_t, o, n - 1);")
-    _refused("devtemp", _prog(reassigned), "XP-DEVTEMP-002")
+    _refused("devtemp", _prog(reassigned), "XP-DEVTEMP-003")
     early = TEMPS.replace("  xp_malloc((void **) &d_t, n * sizeof(float));\n", "").replace(
         "  k2(d_t, o, n);\n", "  xp_malloc((void **) &d_t, n * sizeof(float));\n  k2(d_t, o, n);\n")
-    _refused("devtemp", _prog(early), "XP-DEVTEMP-002")
+    _refused("devtemp", _prog(early), "XP-DEVTEMP-003")
+    _unchanged("devtemp", _prog("extern \"C\" void k(float *o) { o[0] = 1.0f; }\n"), "XP-DEVTEMP-002")
 
 
 def test_dce_keeps_stores_through_pointer_locals():
@@ -266,11 +282,11 @@ def test_goto_continue_golden_then_inline():
     _same(prog, inl, args)
 
 
-def test_goto_continue_refusals():
-    _refused("goto_continue", _prog("extern \"C\" void k(float *o) { o[0] = 1.0f; }\n"),
+def test_goto_continue_not_applicable():
+    _unchanged("goto_continue", _prog("extern \"C\" void k(float *o) { o[0] = 1.0f; }\n"),
              "XP-GOTO-CONTINUE-002")
     nested = GOTO.replace("      goto skip;", "      for (int q = 0; q < 2; ++q) goto skip;")
-    _refused("goto_continue", _prog(nested), "XP-GOTO-CONTINUE-002")
+    _unchanged("goto_continue", _prog(nested), "XP-GOTO-CONTINUE-002")
 
 
 def test_fold_branches_null_pointers_and_constants():
@@ -295,9 +311,9 @@ extern "C" void k(const float *x, float *o, int n) {
     _same(prog, out, [np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 8])
 
 
-def test_fold_branches_refusals():
-    _refused("fold_branches", _no_entry(_prog(GOTO)), "XP-FOLD-001")
-    _refused("fold_branches", _prog("extern \"C\" void k(float *o, int n) { if (n > 1) "
+def test_fold_branches_not_applicable():
+    _unchanged("fold_branches", _no_entry(_prog(GOTO)), "XP-FOLD-001")
+    _unchanged("fold_branches", _prog("extern \"C\" void k(float *o, int n) { if (n > 1) "
                                     "o[0] = 1.0f; }\n"), "XP-FOLD-002")
 
 
@@ -318,16 +334,16 @@ extern "C" void k(const float *x, float *o) {
     _same(prog, out, [np.arange(32, dtype=np.float32), np.zeros(32, np.float32)])
 
 
-def test_unroll_const_refusals():
-    _refused("unroll_const", _no_entry(_prog(GOTO)), "XP-UNROLL-001")
+def test_unroll_const_not_applicable_and_refusals():
+    _unchanged("unroll_const", _no_entry(_prog(GOTO)), "XP-UNROLL-001")
     arith = "extern \"C\" void k(float *o) { for (int i = 0; i < 4; ++i) o[i] = 1.0f; }\n"
-    _refused("unroll_const", _prog(arith), "XP-UNROLL-002")
+    _unchanged("unroll_const", _prog(arith), "XP-UNROLL-002")
     leaves = ("extern \"C\" void k(float *o) { for (int i = 8; i > 0; i >>= 1) { if (o[i] > 0) "
               "break; o[i] = 1.0f; } }\n")
-    _refused("unroll_const", _prog(leaves), "XP-UNROLL-002")
+    _refused("unroll_const", _prog(leaves), "XP-UNROLL-003")
     run_pass("unroll_const", _prog(leaves.replace("if (o[i] > 0) break; ", "")))
     big = "extern \"C\" void k(float *o) { for (int i = 1; i < 4096; i <<= 1) o[0] += 1.0f; }\n"
-    _refused("unroll_const", _prog(big.replace("4096", "(1 << 40)")), "XP-UNROLL-002")
+    _refused("unroll_const", _prog(big.replace("4096", "(1 << 40)")), "XP-UNROLL-003")
 
 
 def test_inline_value_guards_and_overloads():

@@ -62,6 +62,17 @@ def test_golden_every_helper_inlined_and_removed():
         np.testing.assert_array_equal(a, b)
 
 
+def test_the_inlining_runs_once_the_check_hands_it_to_the_rewrite(monkeypatch):
+    from passes.base import apply_pass
+    from passes.cleanup import inline as mod
+
+    runs = []
+    real = mod._inline_all
+    monkeypatch.setattr(mod, "_inline_all", lambda *a: runs.append(1) or real(*a))
+    out = apply_pass("inline", _prog())
+    assert out.changed and runs == [1] and out.plan.ast is not None
+
+
 def test_input_not_mutated():
     prog = _prog()
     before = _emit(prog)
@@ -69,12 +80,16 @@ def test_input_not_mutated():
     assert _emit(prog) == before
 
 
-def test_refuses_without_entry_definition():
+def test_nothing_to_do_without_entry_definition_or_helper_call():
+    from passes.base import apply_pass
+
     prog = _prog()
     prog = dataclasses.replace(prog, entry=dataclasses.replace(prog.entry, name="missing"))
-    with pytest.raises(PassRefused) as exc:
-        run_pass("inline", prog)
-    assert exc.value.diagnostics[0].code == "XP-INLINE-001"
+    out = apply_pass("inline", prog)
+    assert not out.changed and out.program is prog and out.reason.code == "XP-INLINE-001"
+    plain = _prog("extern \"C\" void k(int *x, int n) { x[0] = n; }\n")
+    out = apply_pass("inline", plain)
+    assert not out.changed and out.program is plain and out.reason.code == "XP-INLINE-002"
 
 
 def test_refuses_recursive_helper():
@@ -83,7 +98,7 @@ def test_refuses_recursive_helper():
     with pytest.raises(PassRefused) as exc:
         run_pass("inline", prog)
     d = exc.value.diagnostics[0]
-    assert d.code == "XP-INLINE-002" and "recursive" in d.message
+    assert d.code == "XP-INLINE-003" and "recursive" in d.message
 
 
 def test_refuses_return_in_the_middle_and_static_locals():
@@ -92,7 +107,7 @@ def test_refuses_return_in_the_middle_and_static_locals():
         prog = _prog(helper + "\nextern \"C\" void k(int *x, int n) { x[0] = f(n); }\n")
         with pytest.raises(PassRefused) as exc:
             run_pass("inline", prog)
-        assert exc.value.diagnostics[0].code == "XP-INLINE-002"
+        assert exc.value.diagnostics[0].code == "XP-INLINE-003"
 
 
 def test_call_in_loop_condition_is_left_alone():

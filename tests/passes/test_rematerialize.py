@@ -44,6 +44,14 @@ def _refused(prog, code):
     assert exc.value.diagnostics[0].code == code, exc.value.diagnostics[0].message
 
 
+def _unchanged(prog, code):
+    """Nothing to do (issue 15): the input comes back unchanged with the not-applicable code."""
+    from passes.base import apply_pass
+
+    out = apply_pass("rematerialize", prog)
+    assert not out.changed and out.program is prog and out.reason.code == code, out.reason
+
+
 # the shape the lift gives a tiled transpose (a 4x4 tile, one barrier): per-thread x, y kept
 # in arrays indexed by the thread id; phase 2 rewrites them before reading
 TRANSPOSE = r"""
@@ -116,10 +124,11 @@ extern "C" void k(const float *a, float *out, int n) {
     _same(src, out, [rng.standard_normal(24).astype(np.float32), np.zeros(24, np.float32), 24])
 
 
-def test_no_entry_is_refused():
+def test_no_entry_or_no_per_thread_array_is_not_applicable():
     p = _prog(TRANSPOSE)
-    _refused(dataclasses.replace(p, entry=dataclasses.replace(p.entry, name="missing")),
-             "XP-REMAT-001")
+    _unchanged(dataclasses.replace(p, entry=dataclasses.replace(p.entry, name="missing")),
+               "XP-REMAT-001")
+    _unchanged(_prog('extern "C" void k(float *o) { o[0] = 1.0f; }\n'), "XP-REMAT-002")
 
 
 @pytest.mark.parametrize("change", [
@@ -155,7 +164,7 @@ extern "C" void k(const float *a, float *out, int n) {
   }
 }
 """)
-    _refused(src, "XP-REMAT-002")
+    _refused(src, "XP-REMAT-003")
 
 
 def test_pointer_array_set_from_a_phase_declaration_is_recomputed():
@@ -226,4 +235,4 @@ def test_reads_in_warp_nests_recompute_the_thread_coordinates_from_tid():
      "const unsigned int tid = ty + 2u * tx;"),
 ])
 def test_warp_reads_without_a_proven_thread_mapping_are_refused(change):
-    _refused(_prog(WARPS.replace(*change)), "XP-REMAT-002")
+    _refused(_prog(WARPS.replace(*change)), "XP-REMAT-003")

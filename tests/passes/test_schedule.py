@@ -162,6 +162,11 @@ def test_loop_reorder_permutation_and_distant_interchange():
         in body, body
     assert "#pragma omp" not in body
     swap = run_pass("loop_reorder", prog, loops="i,l")       # l, j, i
+    # already in that order: nothing to do (not applicable), the input comes back unchanged
+    from passes.base import apply_pass
+
+    same = apply_pass("loop_reorder", prog, loops="i,j,l")
+    assert not same.changed and same.program is prog and same.reason.code == "XP-REORDER-009"
     assert "for (int l = 0; l < 6; ++l) for (int j = 0; j < 5; ++j) for (int i = 0; i < 4; ++i)" \
         in _body(swap)
     for p in (out, swap):

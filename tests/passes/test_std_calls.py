@@ -78,8 +78,13 @@ def test_overloads_by_operand_type_with_the_same_outputs():
     assert np.isnan(got[2][4 * 3 + 1]) and np.any(got[4] == 127) and np.any(got[4] == -128)
 
 
-def test_refuses_without_a_std_call():
-    _refused('extern "C" void k(float *x) { x[0] = sqrtf(x[1]); }', "XP-STD-001", "no std::")
+def test_nothing_to_do_without_a_std_call():
+    from passes.base import apply_pass
+
+    prog = _prog('#include <cmath>\nextern "C" void k(float *x) { x[0] = sqrtf(x[1]); }')
+    out = apply_pass("std_calls", prog)                 # not applicable: the input, unchanged
+    assert not out.changed and out.program is prog
+    assert out.reason.code == "XP-STD-001" and "no std::" in out.reason.message
 
 
 def test_refuses_an_operand_of_unknown_type():

@@ -46,6 +46,14 @@ def _refused(prog, code):
     assert exc.value.diagnostics[0].code == code, exc.value.diagnostics[0].message
 
 
+def _unchanged(prog, code):
+    """Nothing to do (issue 15): the input comes back unchanged with the not-applicable code."""
+    from passes.base import apply_pass
+
+    out = apply_pass("struct_consts", prog)
+    assert not out.changed and out.program is prog and out.reason.code == code, out.reason
+
+
 def test_device_properties_are_folded_and_the_struct_removed():
     src = _prog(PROPS)
     out = run_pass("struct_consts", src)
@@ -60,10 +68,11 @@ def test_device_properties_are_folded_and_the_struct_removed():
     np.testing.assert_array_equal(want[1], got[1])
 
 
-def test_no_entry_is_refused():
+def test_no_entry_or_no_struct_of_constants_is_not_applicable():
     p = _prog(PROPS)
-    _refused(dataclasses.replace(p, entry=dataclasses.replace(p.entry, name="missing")),
-             "XP-STRUCT-CONSTS-001")
+    _unchanged(dataclasses.replace(p, entry=dataclasses.replace(p.entry, name="missing")),
+               "XP-STRUCT-CONSTS-001")
+    _unchanged(_prog('extern "C" void k(float *o) { o[0] = 1.0f; }\n'), "XP-STRUCT-CONSTS-002")
 
 
 @pytest.mark.parametrize("change", [
@@ -74,7 +83,7 @@ def test_no_entry_is_refused():
 ])
 def test_structs_that_are_not_constant_are_refused(change):
     # a later store, an escaping address, a non-constant store, a read of an unwritten field
-    _refused(_prog(PROPS.replace(*change)), "XP-STRUCT-CONSTS-002")
+    _refused(_prog(PROPS.replace(*change)), "XP-STRUCT-CONSTS-003")
 
 
 PERMUTE = r"""
@@ -128,4 +137,4 @@ def test_struct_copy_read_at_a_loop_index_is_unrolled_and_folded():
 ])
 def test_variable_index_reads_that_cannot_be_resolved_are_refused(change):
     # a store at a variable index, a store after the copy, a loop bound that is not constant
-    _refused(_prog(PERMUTE.replace(*change)), "XP-STRUCT-CONSTS-002")
+    _refused(_prog(PERMUTE.replace(*change)), "XP-STRUCT-CONSTS-003")

@@ -72,8 +72,12 @@ def test_vectors_become_element_arrays_with_the_same_outputs():
     np.testing.assert_array_equal(want[1], got[1])
 
 
-def test_refuses_without_a_vector_typedef():
-    _refused('extern "C" void k(float *x) { x[0] = 1.0f; }', "XP-VECTYPES-001")
+def test_nothing_to_do_without_a_vector_typedef():
+    from passes.base import apply_pass
+
+    prog = _prog('extern "C" void k(float *x) { x[0] = 1.0f; }')
+    out = apply_pass("vector_types", prog)              # not applicable: the input, unchanged
+    assert not out.changed and out.program is prog and out.reason.code == "XP-VECTYPES-001"
 
 
 def test_refuses_a_lane_count_that_is_not_a_power_of_two():

@@ -77,7 +77,7 @@ from pycparser import c_ast
 from xpiler.ir.errors import Diagnostic
 
 import passes.canon as canon
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "matrix_core_map"
 HALFX4, FLOATX4 = "__xp_halfx4", "__xp_floatx4"
@@ -604,7 +604,8 @@ def _launch_bounds(fdef):
     lowers=True,
     summary="CUDA wmma m16n16k16 (half, float acc) <-> HIP 16x16x16f16 MFMA, keeping kernels and launches",
     options={"to": Option(str, "hip", "target platform: hip (wmma -> MFMA) or cuda (f16 MFMA -> wmma)")},
-    requires=("cuda source, hip target, wmma kernels (XP-MCMAP-001/002)",
+    requires=("cuda source, hip target, wmma kernels (XP-MCMAP-001/002; already the target: "
+              "XP-MCMAP-010)",
               "m16n16k16 fragments, half inputs, float accumulator, element-wise x[] use (XP-MCMAP-003)",
               "constant launch blocks with x a multiple of 32, <= 512 threads (XP-MCMAP-004)",
               "memory writes as whole statements, no unknown calls (XP-MCMAP-005)",
@@ -616,22 +617,17 @@ def _launch_bounds(fdef):
     introduces=("__builtin_amdgcn_mfma_f32_16x16x16f16", "__xp_tx / __xp_lead / __xp_lane locals",
                 "__xp_halfx4 / __xp_floatx4 vector typedefs"),
 ))
-def matrix_core_map(program, *, to: str = "hip"):
+def matrix_core_map(program, *, to: str = "hip", plan=None):
     from passes.map.api_map import map_api
 
     if to == "cuda":
         return _to_cuda(program)
-    ast = copy.deepcopy(program.ast)
-    kernels = _kernels_with_wmma(ast)
-    names = {k.decl.name for k in kernels}
-    file_funcs = set(canon.func_defs(ast))
-    blocks = _launch_blocks(program, names)
-    for k in kernels:
-        an = _Analysis(program, k, file_funcs - {k.decl.name})
-        if an.check():
-            raise PassRefused("matrix_core_map: legality changed")
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program, to=to))
+    ast = plan.ast
+    analyses, names, blocks = plan.data
+    for an in analyses:
         an._check_stores()
-        _rewrite_kernel(an, k)
+        _rewrite_kernel(an, an.fdef)
     _rewrite_launches(ast, names, blocks)
     typedef_nodes = _typedef_nodes()
     first = next((i for i, e in enumerate(ast.ext) if isinstance(e, c_ast.FuncDef)), len(ast.ext))
@@ -831,7 +827,12 @@ def _rewrite_launches(ast, names, blocks):
 
 
 @matrix_core_map.legality
-def _legal(program, *, to: str = "hip") -> list[Diagnostic]:
+def _legal(program, *, to: str = "hip"):
+    """cuda -> hip: the wmma kernels' analyses, made on a copy of the AST that the rewrite then
+    changes (the plan); hip -> cuda: the diagnostics of ``_legal_to_cuda``."""
+    if program.platform == to:
+        return _refuse(program, "XP-MCMAP-010", f"the program is already {to}: no matrix instruction "
+                       "to map")
     if program.platform == "hip" and to == "cuda":
         return _legal_to_cuda(program)
     if program.platform != "cuda" or to != "hip":
@@ -839,16 +840,20 @@ def _legal(program, *, to: str = "hip") -> list[Diagnostic]:
                        f"{program.platform} -> {to}")
     if program.ast is None:
         return _refuse(program, "XP-MCMAP-001", "no program")
-    kernels = _kernels_with_wmma(program.ast)
-    if not kernels:
+    if not _kernels_with_wmma(program.ast):
         return _refuse(program, "XP-MCMAP-002", "no kernel uses wmma (api_map applies)")
-    file_funcs = set(canon.func_defs(program.ast))
+    ast = copy.deepcopy(program.ast)
+    kernels = _kernels_with_wmma(ast)
+    file_funcs = set(canon.func_defs(ast))
     names = {k.decl.name for k in kernels}
     blocks = _launch_blocks(program, names)
+    analyses = []
     for k in kernels:
-        err = _Analysis(program, k, file_funcs - {k.decl.name}).check()
+        an = _Analysis(program, k, file_funcs - {k.decl.name})
+        err = an.check()
         if err:
             return err
+        analyses.append(an)
         bl = blocks[k.decl.name]
         if not bl:
             return _refuse(program, "XP-MCMAP-004", f"kernel '{k.decl.name}' is not launched in the file "
@@ -869,7 +874,7 @@ def _legal(program, *, to: str = "hip") -> list[Diagnostic]:
                 return _refuse(program, "XP-MCMAP-005", f"the kernel already uses the name '{n.name}'", n)
     from passes.map.api_map import api_legality
 
-    return api_legality(program, to, allow_matrix=True)
+    return api_legality(program, to, allow_matrix=True) or canon.Rewritten(ast, (analyses, names, blocks))
 
 
 def _to_cuda(program):
