@@ -175,9 +175,10 @@ def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeou
         rec.special = out_res.get("special_instructions") or []
         rec.source_special = bool(src_res.get("special_instructions"))
         if rec.status != "verified":
-            bad = [s for s in rep.steps if s.status != "verified"]
+            # an unchanged step (the pass had nothing to do) is no miss, unless nothing else is
+            bad = [s for s in rep.steps if s.status not in ("verified", "unchanged")]
             rec.codes = sorted(set(c for s in bad for c in _CODE.findall(s.message)))
-            rec.cause = _cause(bad)
+            rec.cause = _cause(bad) or _cause([s for s in rep.steps if s.status == "unchanged"])
             detail = "; ".join(f"{s.name}: {s.status}" for s in bad[-3:])
             rec.message = f"{rec.message} ({detail})" if detail and rec.message else (rec.message or detail)
     if do_compile and rec.status == "verified" and out.exists():
@@ -291,7 +292,8 @@ def _cause(bad_steps) -> str:
     """The step that decided a miss: the last one that failed verification or crashed, else the
     last refusal of a lowering pass (``PassInfo.lowers``: the step that should have changed the
     dialect; later refusals, such as tensorize_bang on a program still in C, follow from it),
-    else the last refusal."""
+    else the last refusal. The caller passes the ``unchanged`` steps only when there is no
+    other: then a lowering pass that found nothing to lower decides."""
     from passes.base import REGISTRY
 
     if not bad_steps:

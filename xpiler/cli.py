@@ -340,7 +340,7 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
         raise Unverified(f"{out if report.written else 'nothing'} written: unverified ({report.message})")
     if report.status != "verified":
         raise TranslationFailed(f"translation failed: {report.message}",
-                                detail="\n".join(f"  {s.name}: {s.status} {s.message}".rstrip() for s in report.steps))
+                                detail="\n".join(f"  {s.line()}" for s in report.steps))
 
 
 def _finish_translation(report, report_path, out_path, explain, protected) -> None:
@@ -363,8 +363,9 @@ def _finish_translation(report, report_path, out_path, explain, protected) -> No
     con = _console(stderr=True)
     if explain:
         con.print(f"pipeline: {report.pipeline or '-'}   inputs: {report.inputs or '-'}", markup=False)
-        for s in report.steps:
-            con.print(f"  {s.name} {s.options or ''}: {s.status} ({s.seconds:.2f} s) {s.message}".rstrip(), markup=False)
+        con.print(f"applied: {report.applied or '-'}", markup=False)
+        for s in report.steps:     # unchanged and refused steps of a verified translation are no errors
+            con.print(f"  {s.line(report.status == 'verified')}", markup=False)
         inf = report.inference
         if inf:
             for t in inf.get("tried", []):

@@ -11,7 +11,10 @@
 4. Apply the plan's passes one by one; after each, emit the candidate, run it on identical
    inputs (strict mode once it is in the target dialect) and compare every pointer argument. A
    pass that is refused or fails verification is recorded and dropped; the pipeline continues
-   from the last verified program.
+   from the last verified program. A pass that finds nothing to do (a not-applicable code,
+   ``passes/base.py``), or whose candidate prints the same text as its input, is recorded as
+   ``unchanged``: nothing to verify, no run. ``TranslationReport.applied`` lists the steps that
+   changed the program; ``pipeline`` is the plan.
 5. The result is verified only if the final program is in the target dialect and passed.
 
 Plans are data (``passes/plans.toml``, composed by ``passes.plans``: lift[source] + cleanup +
@@ -39,14 +42,33 @@ from .ir.errors import TranslationFailed, TranslationTimeLimit, UsageError, Xpil
 class StepRecord:
     name: str
     options: dict
-    status: str                    # verified | refused | failed-verification | error
+    status: str                    # verified | unchanged | refused | failed-verification | error
+                                   # (| unverified: no inputs)
     seconds: float
     message: str = ""
     outputs: list = field(default_factory=list)
+    code: str = ""                 # the deciding diagnostic's code (refused, unchanged)
+    reason: str = ""               # "CODE: message" of it, without location or severity
 
     def to_json(self) -> dict:
         return {"pass": self.name, "options": self.options, "status": self.status,
-                "seconds": round(self.seconds, 4), "message": self.message, "outputs": self.outputs}
+                "seconds": round(self.seconds, 4), "message": self.message, "outputs": self.outputs,
+                "code": self.code}
+
+    def line(self, verified: bool = False) -> str:
+        """How the step is printed (``translate --explain``, a failed translation's detail).
+        An unchanged step is not an error: the pass had nothing to do. In a translation that
+        ends ``verified`` a refusal is an alternative the driver did not keep, not an error."""
+        head = f"{self.name} {self.options or ''}".rstrip() + ":"
+        if self.status == "unchanged":
+            return f"{head} unchanged ({self.reason})"
+        if self.status == "refused" and verified:
+            return f"{head} refused (alternative not kept): {self.reason}"
+        return f"{head} {self.status} ({self.seconds:.2f} s) {self.message}".rstrip()
+
+
+def _reason(diagnostic) -> str:
+    return f"{diagnostic.code}: {diagnostic.message}" if diagnostic.code else diagnostic.message
 
 
 @dataclass
@@ -55,7 +77,8 @@ class TranslationReport:
     target: str
     output: str | None
     status: str = "failed"         # verified | unverified | failed
-    pipeline: str = ""
+    pipeline: str = ""             # the plan (the alternative kept; the first when none is)
+    applied: str = ""              # its steps that changed the program (verified or unverified)
     steps: list[StepRecord] = field(default_factory=list)
     inputs: str = ""
     seconds: float = 0.0
@@ -67,7 +90,8 @@ class TranslationReport:
 
     def to_json(self) -> dict:
         return {"source": self.source, "target": self.target, "output": self.output, "status": self.status,
-                "written": self.written, "pipeline": self.pipeline, "inputs": self.inputs,
+                "written": self.written, "pipeline": self.pipeline, "applied": self.applied,
+                "inputs": self.inputs,
                 "inference": self.inference, "seconds": round(self.seconds, 3), "message": self.message,
                 "passes": [s.to_json() for s in self.steps], "resources": self.resources,
                 "target_summary": self.summary}
@@ -304,7 +328,7 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
 
 def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, allow_unverified, strict,
                timeout, progress, infer, limit: TimeLimit) -> TranslationReport:
-    from passes.base import PassRefused, format_pipeline, run_pass
+    from passes.base import PassRefused, apply_pass, format_pipeline
     from platforms.common.std_headers import include_lines
 
     from .parse import parse_file, parse_source
@@ -344,20 +368,36 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
         # kernel-only source: a pass that replaces the launch model (loop_recovery) uses this launch
         program.facts["launch"] = dict(launch)
 
+    def emitted(prog) -> str:
+        text = platforms.module(prog.platform, "backend").emit(prog)
+        # an output builds on its own: the standard headers it uses names of (XP1152)
+        return include_lines(text, prog.platform)[0]
+
+    try:        # the source as the back-end prints it: a first step that prints the same changed nothing
+        source_text = emitted(program)
+    except Exception:  # a source the back-end cannot print: every step is then verified
+        if debug_enabled():
+            raise
+        source_text = None
+
     def run_pipeline(steps):
-        current, current_text = program, None
+        """Run one alternative: (the last verified program, its text, the steps that changed it)."""
+        current, current_text, current_emitted = program, None, source_text
+        applied = []
         for name, options in steps:
             limit.check(f"pass {name}")
             s0 = time.perf_counter()
             if progress:
                 progress(name)
             try:
-                candidate = run_pass(name, current, **options)
-                text = platforms.module(candidate.platform, "backend").emit(candidate)
-                # an output builds on its own: the standard headers it uses names of (XP1152)
-                text, _ = include_lines(text, candidate.platform)
+                outcome = apply_pass(name, current, **options)
+                candidate = outcome.program
+                text = emitted(candidate) if outcome.changed else None
             except PassRefused as exc:
-                report.steps.append(StepRecord(name, options, "refused", time.perf_counter() - s0, exc.render()))
+                first = exc.diagnostics[0] if exc.diagnostics else None
+                report.steps.append(StepRecord(name, options, "refused", time.perf_counter() - s0, exc.render(),
+                                               code=first.code if first else "",
+                                               reason=_reason(first) if first else exc.message))
                 continue
             except XpilerError as exc:
                 report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0, exc.render()))
@@ -368,9 +408,26 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
                 report.steps.append(StepRecord(name, options, "error", time.perf_counter() - s0,
                                                f"internal error in pass {name}: {type(exc).__name__}: {exc}"))
                 continue
+            if not outcome.changed:         # nothing to do: nothing applied, nothing to verify
+                why = outcome.reason
+                report.steps.append(StepRecord(name, options, "unchanged", time.perf_counter() - s0,
+                                               _reason(why) if why else "the pass returned its input",
+                                               code=why.code if why else "",
+                                               reason=_reason(why) if why else "the pass returned its input"))
+                continue
+            if text == current_emitted and candidate.platform == current.platform:
+                # the same text as the program it came from: what was run for that text holds
+                # (same inputs, same strictness); no verification run. The candidate is kept for
+                # the facts the pass recorded.
+                same = "the output text is the input's"
+                report.steps.append(StepRecord(name, options, "unchanged", time.perf_counter() - s0, same,
+                                               reason=same))
+                current = candidate
+                continue
             if reference is None:
                 report.steps.append(StepRecord(name, options, "unverified", time.perf_counter() - s0, how))
-                current, current_text = candidate, text
+                current, current_text, current_emitted = candidate, text, text
+                applied.append((name, options))
                 continue
             limit.check(f"the verification of pass {name}")
             ok, outputs, message = _verify(text, candidate, out_path, program, args, reference, strict and
@@ -379,12 +436,14 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
             status = "verified" if ok else "failed-verification"
             report.steps.append(StepRecord(name, options, status, time.perf_counter() - s0, message, outputs))
             if ok:
-                current, current_text = candidate, text
-        return current, current_text
+                current, current_text, current_emitted = candidate, text, text
+                applied.append((name, options))
+        return current, current_text, applied
 
     # alternatives in order; the first that reaches the target dialect is kept
     for steps in candidates:
-        current, current_text = run_pipeline(steps)
+        current, current_text, applied = run_pipeline(steps)
+        report.applied = format_pipeline(applied)
         if current.platform == target and current_text is not None:
             report.pipeline = format_pipeline(steps)
             break

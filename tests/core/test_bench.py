@@ -70,7 +70,7 @@ def test_wrapper_script_runs_the_same_code(tmp_path):
 def test_misses_carry_their_refusal_codes(monkeypatch):
     from xpiler import translate as tr
 
-    monkeypatch.setitem(tr.PLANS, ("cuda", "hip"), "api_map{to=cuda}")   # refused: source is cuda
+    monkeypatch.setitem(tr.PLANS, ("cuda", "hip"), "api_map{to=vnni}")   # refused: wrong direction
     res = bench.run("cuda:hip", limit=1)
     (rec,) = res["records"]
     assert rec["status"] == "failed" and rec["codes"] and all(c.startswith("XP") for c in rec["codes"])
@@ -93,6 +93,17 @@ def test_deciding_cause_is_the_lowering_refusal_not_what_follows_it():
     assert bench._cause(steps) == "sroa: failed-verification"
     # no lowering pass among the refusals: the last refusal
     assert bench._cause([steps[1], steps[3]]) == "tensorize_bang: refused XP-TENSORIZE-BANG-002"
+
+
+def test_a_miss_with_only_unchanged_steps_is_decided_by_the_lowering_pass(monkeypatch):
+    # api_map{to=cuda} of a CUDA program has nothing to do (unchanged, not a refusal): nothing
+    # reaches hip, and the unchanged lowering step is what decided the miss
+    from xpiler import translate as tr
+
+    monkeypatch.setitem(tr.PLANS, ("cuda", "hip"), "api_map{to=cuda}")
+    (rec,) = bench.run("cuda:hip", limit=1)["records"]
+    assert rec["status"] == "failed" and rec["codes"] == []
+    assert rec["cause"] == "api_map: unchanged XP-APIMAP-003"
 
 
 def test_infer_inputs_hides_the_case_files(tmp_path, capsys):

@@ -17,9 +17,12 @@ def test_cuda_to_hip_is_verified_and_parses_back(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     report = json.loads(rep.read_text())
     assert report["status"] == "verified" and report["written"]
-    # matrix_core_map (tried first) refuses: no wmma; api_map verifies
-    assert [(p["pass"], p["status"]) for p in report["passes"]] == [("matrix_core_map", "refused"),
+    # matrix_core_map (tried first) has nothing to do: no wmma (not applicable, not run);
+    # api_map verifies
+    assert [(p["pass"], p["status"]) for p in report["passes"]] == [("matrix_core_map", "unchanged"),
                                                                      ("api_map", "verified")]
+    assert report["passes"][0]["code"] == "XP-MCMAP-002" and not report["passes"][0]["outputs"]
+    assert report["pipeline"] == report["applied"] == "api_map{to=hip}"
     assert all(o["ok"] for o in report["passes"][1]["outputs"])
     text = out.read_text()
     assert "hipMalloc" in text and "cudaMalloc" not in text
@@ -151,4 +154,29 @@ def test_plan_alternatives_keep_the_first_that_verifies(tmp_path, monkeypatch):
     monkeypatch.setitem(tr.PLANS, ("cuda", "hip"), ["api_map{to=cuda}", "api_map{to=hip}"])
     rep = tr.translate(str(CORPUS / "cuda" / "add_18_128.cu"), "hip", str(tmp_path / "a.hip"))
     assert rep.status == "verified" and rep.pipeline == "api_map{to=hip}"
-    assert [s.status for s in rep.steps] == ["refused", "verified"]
+    # api_map{to=cuda} of a CUDA program: already the target, nothing to do (not a refusal)
+    assert [s.status for s in rep.steps] == ["unchanged", "verified"]
+    assert rep.steps[0].code == "XP-APIMAP-003"
+
+
+@pytest.mark.parametrize("to", ["bang", "hip"])
+def test_a_verified_translation_prints_no_error_line(to, tmp_path, capsys):
+    """Issue 15: a pass with nothing to do is "unchanged" (with its not-applicable code, no
+    verification run), a refusal inside a verified translation is an alternative not kept;
+    neither prints as an error. ``applied`` lists the steps that changed the program."""
+    out, rep = tmp_path / f"a.{to}", tmp_path / "r.json"
+    code = main(["translate", str(CORPUS / "cuda" / "add_4_256.cu"), "--to", to, "-o", str(out),
+                 "--report", str(rep), "--explain"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert not [line for line in err.splitlines() if "error" in line.lower()], err
+    report = json.loads(rep.read_text())
+    steps = report["passes"]
+    unchanged = [s for s in steps if s["status"] == "unchanged"]
+    assert unchanged and all(s["code"] and not s["outputs"] for s in unchanged)
+    assert all(f"  {s['pass']}: unchanged ({s['code']}: " in err for s in unchanged if not s["options"])
+    applied = [s["pass"] for s in steps if s["status"] == "verified"]
+    assert report["applied"].split(",")[0].split("{")[0] == applied[0]
+    assert len(report["applied"].split(",")) == len(applied) <= len(report["pipeline"].split(","))
+    if to == "bang":        # every step of the plan was tried: 9 changed the program
+        assert len(applied) + len(unchanged) == len(report["pipeline"].split(","))
