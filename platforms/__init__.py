@@ -1,13 +1,34 @@
 """Platform plug-ins: one subpackage per platform, looked up by name.
 
-Each subpackage provides (see ``platforms/base.py``): ``frontend`` (source -> Program),
-``backend`` (Program -> source), ``emulate`` (source -> C++ for the virtual device),
+Each subpackage provides: ``frontend`` (source -> Program), ``backend`` (Program -> source),
+``emulate`` (source -> C++ for the virtual device; used by the run driver only),
 ``intrinsics/`` (data files: one home per special instruction) and ``profile.toml``.
+
+This module is the one interface through which passes and drivers reach platform knowledge
+(issue 15, layers: passes import this module and ``xpiler.ir``, never an emulator or a driver):
+
+``canonical(name)`` / ``detect(path, text)`` / ``module(platform, part)``
+    Platform ids, detection from a file, the platform's ``frontend`` / ``backend`` module.
+``parse(text, platform=None, path="<input>", entry=None) -> Program``
+    The platform's front-end (detected from ``path``/``text`` when ``platform`` is None).
+``profile(platform, name=None) -> dict``
+    A device profile from ``platforms/<p>/profile.toml`` (the one profile loader).
+``launch_config(platform, launch, profile) -> LaunchConfig``
+    The launch a kernel entry runs with on the virtual device (case launch over profile default).
+``intrinsics(platform)`` / ``intrinsic_table(platform, name)``
+    The intrinsic catalogue (``platforms/<p>/intrinsics``'s ``load()``) / one raw TOML table.
+``api_map() -> dict``
+    The CUDA <-> HIP name map (``platforms/hip/api_map.toml``), read once.
+``runtime_provided(platform) -> frozenset[str]``
+    Functions the virtual device's runtime headers define (with a body).
 """
 from __future__ import annotations
 
+import copy
+import functools
 import importlib
 import re
+import tomllib
 from pathlib import Path
 
 PLATFORMS = ("cuda", "hip", "bang", "vnni")
@@ -75,3 +96,81 @@ def parse(text: str, platform: str | None = None, path: str = "<input>", entry: 
     ``path`` and ``text`` when None)."""
     plat = canonical(platform) if platform else detect(path, text)
     return module(plat, "frontend").parse(text, path=path, entry=entry)
+
+
+# ------------------------------------------------------------------------------ device profiles
+@functools.lru_cache(maxsize=None)
+def _profile_document(platform: str) -> dict:
+    with open(data_dir(platform) / "profile.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def profile(platform: str, name: str | None = None) -> dict:
+    """A device profile of ``platforms/<platform>/profile.toml`` as a fresh plain dict.
+
+    A file with a ``default`` key holds named profiles in a ``[profile.<name>]`` (cuda, hip) or
+    ``[profiles.<name>]`` (bang) table: the result is the file's top-level values updated with
+    the named entry (``name`` None: the default one) and ``"name"``; a profile with ``clusters``
+    and ``cores_per_cluster`` gets ``default_launch`` = those when it names none. An unknown name
+    is a UsageError. A file without ``default`` (vnni: the host CPU) is the one profile itself,
+    whatever ``name`` is."""
+    plat = canonical(platform)
+    doc = _profile_document(plat)
+    if "default" not in doc:
+        return copy.deepcopy(doc)
+    table = doc.get("profile") or doc.get("profiles") or {}
+    key = name or doc["default"]
+    if key not in table:
+        from xpiler.ir.errors import UsageError
+
+        raise UsageError(f"unknown {plat} device profile '{key}' (choose from {', '.join(sorted(table))})")
+    out = {k: v for k, v in doc.items() if k not in ("profile", "profiles", "default")}
+    out.update(table[key])
+    out["name"] = key
+    if "clusters" in out and "cores_per_cluster" in out:
+        out.setdefault("default_launch", {"clusters": out["clusters"], "cores": out["cores_per_cluster"]})
+    return copy.deepcopy(out)
+
+
+def launch_config(platform: str, launch: dict | None, profile: dict):
+    """The launch a kernel entry runs with (``platforms/common/launch.py``)."""
+    from platforms.common.launch import launch_config as resolve
+
+    return resolve(canonical(platform), launch, profile)
+
+
+# ------------------------------------------------------------------------------ knowledge bases
+def intrinsics(platform: str):
+    """The platform's intrinsic catalogue: ``platforms.<p>.intrinsics.load()`` (bang: the list of
+    expanded forms; vnni: a ``Catalog``). cuda and hip keep plain tables: ``intrinsic_table``."""
+    return module(platform, "intrinsics").load()
+
+
+def intrinsic_table(platform: str, name: str) -> dict:
+    """One intrinsics data file as read: ``platforms/<p>/intrinsics/<name>.toml``."""
+    return tomllib.loads((data_dir(platform) / "intrinsics" / f"{name}.toml").read_text())
+
+
+@functools.lru_cache(maxsize=1)
+def api_map() -> dict:
+    """The CUDA <-> HIP name map, ``platforms/hip/api_map.toml`` (read once; do not mutate)."""
+    return tomllib.loads((data_dir("hip") / "api_map.toml").read_text())
+
+
+_FUNCTION_CALL = re.compile(r"\b[A-Za-z_]\w*\s*\(")
+_FUNCTION_DEFINITION = re.compile(r"([A-Za-z_]\w*)\s*\([^;{]*\)\s*(?:noexcept\s*)?\{")
+
+
+@functools.lru_cache(maxsize=None)
+def runtime_provided(platform: str) -> frozenset[str]:
+    """Names of the functions the platform's virtual-device runtime defines (a name followed by
+    a parameter list and a body in a ``*.h`` file directly in one of the emulator's include
+    directories)."""
+    dirs = [Path(d) for d in module(platform, "emulate").INCLUDE_DIRS]
+    text = "".join(h.read_text(errors="replace") for d in dirs if d.is_dir() for h in sorted(d.glob("*.h")))
+    out = set()
+    for m in _FUNCTION_CALL.finditer(text):
+        d = _FUNCTION_DEFINITION.match(text, m.start())
+        if d:
+            out.add(d.group(1))
+    return frozenset(out)

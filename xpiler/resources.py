@@ -44,28 +44,6 @@ _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 _DATA_MOVEMENT = re.compile(r"^(?:__memcpy\w*|__memset\w*|__sync\w*|__bang_write_(?:zero|value))$")
 
 
-def profile(platform: str) -> dict:
-    """The platform's default device profile, flattened (top-level keys + the default entry)."""
-    import tomllib
-
-    from pathlib import Path
-
-    import platforms
-
-    path = Path(platforms.__file__).parent / platform / "profile.toml"
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    flat = {k: v for k, v in data.items() if not isinstance(v, dict)}
-    default = data.get("default")
-    for table in ("profile", "profiles"):
-        entry = (data.get(table) or {}).get(default) if isinstance(default, str) else None
-        if isinstance(entry, dict):
-            flat.update(entry)
-    return flat
-
-
 def _local_definitions(source: str) -> dict[str, str]:
     """``NAME = expr;`` assignments / initialisations in the text (first one wins): used to see
     through host locals such as ``unsigned __xp_g0 = (n + 255) / 256;`` in launch expressions."""
@@ -212,7 +190,9 @@ def _vnni(program, prof) -> dict:
 
 
 def resources(program, scalars: dict | None = None, launch: dict | None = None) -> dict:
-    prof = profile(program.platform)
+    import platforms
+
+    prof = platforms.profile(program.platform)      # the default device profile
     if program.platform in ("cuda", "hip"):
         par = _gpu(program, scalars, launch, prof)
     elif program.platform == "bang":

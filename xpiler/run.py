@@ -39,6 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import platforms
+from platforms.common.build_cache import _TMP_DIR, cache_dir, runtime_digest
 from .ir.errors import (BuildError, Coord, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
                      OutOfBoundsAccess, StrictModeViolation, UsageError)
 from .ir.program import Param, Program
@@ -96,8 +97,6 @@ _SCALAR_CTYPES = {
 # with the warning text by which a lenient run reports that a program breaks them
 RELAXABLE_RULES = {"barrier-divergence": (1, "barrier divergence")}
 
-_BANG_KTYPES = {"block": 1, "union1": 4, "union2": 8, "union4": 16, "union8": 32, "union16": 64}
-
 
 def numpy_dtype(name: str) -> np.dtype:
     if name == "bfloat16":
@@ -117,31 +116,10 @@ def numpy_dtype(name: str) -> np.dtype:
 # An object or .gch is used only when its bytes match the recorded sha256, a prefix header only
 # when it holds exactly its prefix; anything else is corrupt and rebuilt. Everything under the
 # directory is counted and can be pruned.
-_TMP_DIR = "tmp"
 _TMP_RE = re.compile(r"^xpiler-(?:build|pch|write)-(\d+)-")
 _TMP_GRACE = 600                    # seconds: a temporary whose process is gone is stale after this
 _TMP_MAX_AGE = 3600                 # seconds: any older temporary is stale (builds time out at 180 s)
 _PRODUCT_RE = re.compile(r"^(?P<main>.+\.so|prefix-[0-9a-f]+\.h(?P<gch>\.gch)?)(?P<sum>\.sha256)?$")
-
-
-def cache_dir() -> Path:
-    """The build cache directory (created); a UsageError when it cannot be used."""
-    env = os.environ.get("XPILER_CACHE_DIR")
-    root = env or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "xpiler")
-    path = Path(root) / "build"
-    try:
-        if (path / _TMP_DIR).is_file():   # our own tmp/ clobbered: it holds nothing of value
-            (path / _TMP_DIR).unlink()
-        (path / _TMP_DIR).mkdir(parents=True, exist_ok=True)
-        problem = None if all(os.access(p, os.W_OK | os.X_OK) for p in (path, path / _TMP_DIR)) else \
-            "permission denied (not writable)"
-    except OSError as exc:
-        problem = exc.strerror or str(exc)
-    if problem:
-        where = (f"XPILER_CACHE_DIR={env}" if env else
-                 f"the default build cache {root} (set XPILER_CACHE_DIR to use another directory)")
-        raise UsageError(f"{where}: cannot use {path} as the build cache directory: {problem}")
-    return path
 
 
 def cache_limit_bytes() -> int:
@@ -359,16 +337,6 @@ def _compiler_id() -> str:
     if not exe:
         raise BuildError(f"C++ compiler '{cxx}' not found; install g++ (the virtual device needs it)")
     return exe
-
-
-def runtime_digest(include_dirs: Sequence[Path]) -> str:
-    h = hashlib.sha256()
-    for d in include_dirs:
-        for f in sorted(Path(d).rglob("*")):
-            if f.is_file() and f.suffix in (".h", ".hpp", ".inc", ".def"):
-                h.update(str(f.relative_to(d)).encode())
-                h.update(f.read_bytes())
-    return h.hexdigest()
 
 
 def _sidecar(obj: Path) -> Path:
@@ -614,37 +582,12 @@ class _GuardedBuffer:
 
 # ------------------------------------------------------------------------------ launch
 def _launch_struct(platform: str, launch: dict | None, profile: dict) -> _Launch:
+    """The runtime's ``xp_launch_t`` for ``platforms.launch_config`` (the one resolution of a
+    kernel entry's launch, shared with the lift)."""
+    lc = platforms.launch_config(platform, launch, profile)
     cfg = _Launch()
-    default = dict(profile.get("default_launch") or {})
-    for key in ("grid", "block"):  # CUDA/HIP profiles: default_grid / default_block
-        if f"default_{key}" in profile:
-            default.setdefault(key, profile[f"default_{key}"])
-    launch = {**default, **(launch or {})}
-
-    def dims(v, name):
-        if v is None:
-            return (1, 1, 1)
-        if isinstance(v, int):
-            v = (v,)
-        v = tuple(int(x) for x in v)
-        if not 1 <= len(v) <= 3 or any(x < 1 for x in v):
-            raise UsageError(f"launch {name} must be 1-3 positive integers, got {v}")
-        return v + (1,) * (3 - len(v))
-
-    if platform == "bang":
-        clusters = int(launch.get("clusters", profile.get("clusters", 4)))
-        cores = int(launch.get("cores", profile.get("cores_per_cluster", 4)))
-        kind = str(launch.get("type") or ("block" if cores == 1 and clusters == 1 else f"union{clusters}")).lower()
-        kind = kind.replace("cnrt_func_type_", "").replace("cnrtfunctype", "")
-        if kind not in _BANG_KTYPES:
-            raise UsageError(f"unknown BANG function type '{launch.get('type')}' "
-                             f"(choose from {', '.join(_BANG_KTYPES)})")
-        cfg.dim[:] = dims(launch.get("dim") or (clusters * cores, 1, 1), "dim")
-        cfg.ktype = _BANG_KTYPES[kind]
-    else:
-        cfg.grid[:] = dims(launch.get("grid"), "grid")
-        cfg.block[:] = dims(launch.get("block"), "block")
-        cfg.shmem = int(launch.get("shmem", 0))
+    cfg.grid[:], cfg.block[:], cfg.shmem = lc.grid, lc.block, lc.shmem
+    cfg.dim[:], cfg.ktype = lc.dim, lc.ktype
     return cfg
 
 
@@ -861,8 +804,7 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     plat = program.platform
     if program.entry is None:
         raise UsageError(f"{path}: no entry function found (an extern \"C\" host function or a kernel)")
-    emulate = platforms.module(plat, "emulate")
-    prof = profile if isinstance(profile, dict) else emulate.load_profile(profile)
+    prof = profile if isinstance(profile, dict) else platforms.profile(plat, profile)
     if launch is not None and program.entry.kind != "kernel":
         raise UsageError(f"{path}: launch= applies to a device-kernel entry; {program.entry.name} is a host "
                          "function that launches its kernels itself")

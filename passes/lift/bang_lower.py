@@ -194,10 +194,10 @@ def type_of(e, env: TypeEnv) -> CType:
 # ------------------------------------------------------------------------------ forms
 @lru_cache(maxsize=1)
 def _forms() -> dict[str, list[dict]]:
-    from platforms.bang.intrinsics import load
+    import platforms
 
     out: dict[str, list[dict]] = {}
-    for e in load():
+    for e in platforms.intrinsics("bang"):
         e = dict(e)
         e["tparams"], e["ret"], e["params"] = parse_signature(e["signature"])
         out.setdefault(e["name"], []).append(e)

@@ -72,9 +72,9 @@ def _coord(program, node) -> Coord:
 
 
 def default_arch_group() -> int:
-    from platforms.bang.emulate import load_profile
+    import platforms
 
-    prof = load_profile(None)
+    prof = platforms.profile("bang")
     return int(str(prof.get("arch_group", f"{int(prof.get('bang_arch', 372)) // 100}xx"))[0])
 
 

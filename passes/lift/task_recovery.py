@@ -11,7 +11,7 @@ Summary
       ``taskIdX/Y/Z`` from the dim, ``coreId = taskId % 4``, ``clusterId = taskId / 4 % n``,
       ``coreDim = 4``, ``clusterDim = n`` (BLOCK: ``coreDim = 1``, ``coreId = clusterId =
       clusterDim = 0``), plus one MPU participant per cluster (``coreId = 0x80``) for kernels
-      that test ``__is_mpu()`` / ``coreId == 0x80`` (the emulator's own ``mpu_kernels`` test).
+      that test ``__is_mpu()`` / ``coreId == 0x80`` (the emulator's own test, ``platforms/bang/kernels.py``'s ``mpu_kernels``).
     * The task built-ins become parameters of the lifted kernel (and of the device functions
       that need them); ``__is_mpu()`` / ``__is_ipu()`` become ``coreId ==/!= 0x80``.
     * ``__nram__`` / ``__wram__`` / ``__ldram__`` buffers become per-core-slot arrays
@@ -230,13 +230,13 @@ class Lift:
     """Legality analysis and rewrite of one program (``check()`` never mutates)."""
 
     def __init__(self, program, omp: bool = True, profile: str = "", form: str = "launch"):
-        from platforms.bang.emulate import load_profile
+        import platforms
 
         self.program = program
         self.omp = omp
         self.form = form
         self.ctx = CTX if form == "launch" else BUILTINS
-        self.prof = load_profile(profile or None)
+        self.prof = platforms.profile("bang", profile or None)
         self.ast = program.ast
 
     # ---------------------------------------------------------------- legality
@@ -592,12 +592,11 @@ class Lift:
 
     # ---------------------------------------------------------------- rewrite
     def run(self):
-        from platforms.bang.emulate import mpu_kernels
         import platforms
 
         self.ast = copy.deepcopy(self.program.ast)
         text = platforms.module("bang", "backend").emit(self.program)
-        self.mpu = set(mpu_kernels(text))
+        self.mpu = set(platforms.module("bang", "kernels").mpu_kernels(text))
         if self.form == "flat":
             return self._run_flat()
         self.kernels = {e.decl.name: e for e in self.ast.ext if isinstance(e, c_ast.FuncDef) and _is_kernel(e)}

@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import copy
 import re
-import tomllib
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 
 from pycparser import c_ast
 
@@ -44,7 +42,6 @@ from xpiler.ir.errors import Coord, Diagnostic
 
 from passes.base import Option, PassInfo, register
 
-MAP_FILE = Path(__file__).resolve().parents[2] / "platforms" / "hip" / "api_map.toml"
 
 _MATRIX = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_mfma_)")
 _UNMAPPABLE = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_|__match_|__reduce_\w+_sync$)")
@@ -64,9 +61,11 @@ _LANE_ID_CUDA = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * thread
 _INCLUDE = re.compile(r'^(\s*#\s*include\s*[<"])([^>"]+)([>"].*)$')
 
 
-@lru_cache(maxsize=1)
 def load_map() -> dict:
-    return tomllib.loads(MAP_FILE.read_text())
+    """``platforms/hip/api_map.toml`` through the platform interface (read once)."""
+    import platforms
+
+    return platforms.api_map()
 
 
 def _names(to: str) -> tuple[dict, dict, dict]:

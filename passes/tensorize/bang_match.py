@@ -88,10 +88,10 @@ def eligible(entry: dict, group: int) -> str | None:
 
 
 def patterns(group: int) -> list[Pattern]:
-    from platforms.bang.intrinsics import load
+    import platforms
 
     out = []
-    for e in load():
+    for e in platforms.intrinsics("bang"):
         shape = eligible(e, group)
         if shape is None:
             continue

@@ -60,9 +60,9 @@ def _diag(program, code, message) -> Diagnostic:
 
 
 def _group(profile: str) -> int:
-    from platforms.bang.emulate import load_profile
+    import platforms
 
-    return int(str(load_profile(profile or None)["arch_group"])[0])
+    return int(str(platforms.profile("bang", profile or None)["arch_group"])[0])
 
 
 def _names(t) -> list:
@@ -204,9 +204,9 @@ class _Rewriter:
         self.count: dict[str, int] = {}
         self.scratch = 0
         self.scratch_over = False
-        from platforms.bang.intrinsics import load
+        import platforms
 
-        self.reduce_ok = self._reduce_rules(load())
+        self.reduce_ok = self._reduce_rules(platforms.intrinsics("bang"))
 
     def _reduce_rules(self, entries) -> bool:
         """__bang_reduce_sum usable: its rules for this arch group are only the 128-byte

@@ -29,9 +29,9 @@ kernel once with cfg->grid, cfg->block, cfg->shmem; args[i] points at the i-th a
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
+import platforms
 from platforms.common.emulate_util import (apply_edits, c_string, inline_local_includes, line_directive,
                                            mask_code, match_backward, match_forward,
                                            param_list_without_defaults, scan_functions, space_before,
@@ -45,23 +45,10 @@ PLATFORM = "cuda"
 
 
 # ------------------------------------------------------------------------------------------ profile
-def _load_profile(data_dir: Path, name: str | None) -> dict:
-    with open(data_dir / "profile.toml", "rb") as f:
-        doc = tomllib.load(f)
-    profiles = doc.get("profile", {})
-    key = name or doc.get("default")
-    if key not in profiles:
-        from xpiler.ir.errors import UsageError  # noqa: PLC0415
-        raise UsageError(f"unknown {data_dir.name} device profile '{key}' (known: {', '.join(sorted(profiles))})")
-    out = {k: v for k, v in doc.items() if k not in ("profile", "default")}
-    out.update(profiles[key])
-    out["name"] = key
-    return out
-
-
 def load_profile(name: str | None = None) -> dict:
-    """The device profile (limits the strict mode enforces) from ``platforms/cuda/profile.toml``."""
-    return _load_profile(HERE, name)
+    """The device profile (limits the strict mode enforces) from ``platforms/cuda/profile.toml``
+    (``platforms.profile``, the one profile loader)."""
+    return platforms.profile(PLATFORM, name)
 
 
 def compile_flags(strict: bool) -> list[str]:

@@ -17,6 +17,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import platforms
 from platforms.common.emulate_util import apply_edits, mask_code
 from platforms.cuda import emulate as _cuda
 
@@ -29,7 +30,7 @@ MFMA_TOML = HERE / "intrinsics" / "mfma.toml"
 
 def load_profile(name: str | None = None) -> dict:
     """The device profile from ``platforms/hip/profile.toml``."""
-    return _cuda._load_profile(HERE, name)
+    return platforms.profile(PLATFORM, name)
 
 
 def compile_flags(strict: bool) -> list[str]:

@@ -8,10 +8,10 @@ Requires: the CPU has avx512_vnni when the source uses VNNI instructions (checke
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
+import platforms
 from xpiler.ir.errors import MissingHostFeature
 
 _HERE = Path(__file__).parent
@@ -63,4 +63,5 @@ def compile_flags(strict: bool) -> list[str]:
 
 
 def load_profile(name: str | None = None) -> dict:
-    return tomllib.loads((_HERE / "profile.toml").read_text())
+    """The host CPU profile, ``platforms/vnni/profile.toml`` (``platforms.profile``)."""
+    return platforms.profile("vnni", name)

@@ -75,9 +75,9 @@ __m128i __m128 __m128d __m128h __m128bh __m64 __bf16 __mmask8 __mmask16 __mmask3
 
 
 def _catalog():
-    from platforms.vnni.intrinsics import load
+    import platforms
 
-    return load()
+    return platforms.intrinsics("vnni")
 
 
 def _coord(program, c) -> Coord:

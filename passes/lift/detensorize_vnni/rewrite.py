@@ -208,8 +208,10 @@ def rewrite_macro_text(text: str, cat) -> tuple[str, set[str], set[str]]:
 
 def helper_ast(cat, intrinsics, types, *, rules: bool = True) -> list:
     """File-scope AST nodes (typedefs, support code, reference functions) for the intrinsics."""
+    import platforms
     from platforms.common.frontend import parse_program
-    from platforms.vnni.frontend import DIALECT
+
+    DIALECT = platforms.module("vnni", "frontend").DIALECT
 
     text = cat.helpers_c(sorted(intrinsics), rules=rules, types=types)
     entry = "xp_vnni_helpers_entry__"

@@ -171,9 +171,11 @@ def _lift(program, omp: bool):
     if "xp_get_device_properties" in names:
         import platforms
 
-        extra.insert(0, S.device_prop(program.platform, platforms.module(program.platform, "emulate").load_profile()))
+        extra.insert(0, S.device_prop(program.platform, platforms.profile(program.platform)))
     text = S.support_code(names, program.platform, extra)
-    from platforms.vnni import frontend as vnni_frontend
+    import platforms
+
+    vnni_frontend = platforms.module("vnni", "frontend")
 
     probe = 'extern "C" void xp_support_probe(void) {}\n'    # the front-end wants an entry
     support = vnni_frontend.parse("\n".join(S.INCLUDES) + "\n" + text + probe, path="<xpiler-support>")
@@ -201,13 +203,12 @@ def _kernel_entry(fd, program):
     """A kernel that is the entry (no host code): the lifted body under ``<name>_xp_body`` and an
     ``extern "C"`` entry with the kernel's parameters calling it with the launch the source runs
     with: ``facts["launch"]`` (a case file's launch, set by the driver) else the one the virtual
-    device gives a kernel entry without an explicit launch (``xpiler.run``'s own resolution of
-    the device profile, so both sides run the same configuration)."""
+    device gives a kernel entry without an explicit launch (``platforms.launch_config``, the run
+    driver's own resolution of the device profile, so both sides run the same configuration)."""
     import platforms
-    from xpiler.run import _launch_struct
 
-    profile = platforms.module(program.platform, "emulate").load_profile()
-    cfg = _launch_struct(program.platform, program.facts.get("launch"), profile)
+    profile = platforms.profile(program.platform)
+    cfg = platforms.launch_config(program.platform, program.facts.get("launch"), profile)
     name = fd.decl.name
     body_name = f"{name}_xp_body"
     fd.decl.name = body_name

@@ -15,17 +15,16 @@ Host-side and math helpers mirror the virtual device's runtime
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import lru_cache
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
 WARP = {"cuda": 32, "hip": 64}
 
 
 @lru_cache(maxsize=None)
 def intrinsics(platform: str, name: str) -> dict:
-    return tomllib.loads((ROOT / "platforms" / platform / "intrinsics" / f"{name}.toml").read_text())
+    import platforms
+
+    return platforms.intrinsic_table(platform, name)
 
 
 def intrinsic(platform: str, table: str, name: str) -> dict | None:

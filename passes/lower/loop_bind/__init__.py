@@ -112,16 +112,12 @@ def runtime_functions(to: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=None)
 def _runtime_functions(to: str) -> frozenset[str]:
-    from pathlib import Path
-
     from passes.lift.loop_recovery.support import MATH
 
     import platforms
 
-    root = Path(platforms.__file__).resolve().parent
-    text = "".join(h.read_text(errors="replace") for d in (root / "common" / "gpu_runtime", root / to / "runtime")
-                   if d.is_dir() for h in sorted(d.glob("*.h")))
-    return frozenset(n for n in MATH if re.search(rf"\b{re.escape(n)}\s*\([^;{{]*\)\s*(?:noexcept\s*)?\{{", text))
+    provided = platforms.runtime_provided(to)
+    return frozenset(n for n in MATH if n in provided)
 
 
 class BindError(Exception):
@@ -1395,8 +1391,8 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "",
 
 def _shared_limit(to: str) -> int:
     """Static shared memory per block of the target's default profile (bytes)."""
-    from xpiler.resources import profile
-    return int(profile(to).get("shared_mem_bytes") or 0) if to in ("cuda", "hip") else 0
+    import platforms
+    return int(platforms.profile(to).get("shared_mem_bytes") or 0) if to in ("cuda", "hip") else 0
 
 
 def _target_path(path: str, to: str) -> str:

@@ -171,9 +171,9 @@ def pool_bytes(profile: dict) -> int:
 
 
 def _profile(name: str) -> dict:
-    from platforms.bang.emulate import load_profile
+    import platforms
 
-    return load_profile(name or None)
+    return platforms.profile("bang", name or None)
 
 
 # ------------------------------------------------------------------------------ planning

@@ -231,8 +231,8 @@ def _precompiled_prelude(ci, index, platform: str, text: str, args: list[str]) -
     import hashlib
     import tempfile
 
-    # the build cache's location and the runtime headers' digest have one home, the run driver
-    from xpiler.run import cache_dir, runtime_digest
+    # the build cache's location and the runtime headers' digest have one home, shared with the run driver
+    from platforms.common.build_cache import cache_dir, runtime_digest
 
     import platforms
 
