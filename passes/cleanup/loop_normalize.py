@@ -410,7 +410,7 @@ def _z3_expr(e, z3, syms: dict):
                 return a - b
             if op == "*":
                 return a * b
-            return affine._tdiv(z3, a, b)
+            return affine.tdiv(z3, a, b)
     return None
 
 
@@ -422,7 +422,7 @@ def _extents_ok(m: Match) -> bool:
     stride, the product of the extents, is representable.)"""
     if not m.extents:
         return True
-    z3 = affine._z3()
+    z3 = affine.load_z3()
     syms: dict = {}
     n = _z3_expr(m.bound, z3, syms)
     exts = [_z3_expr(e, z3, syms) for e in m.extents]

@@ -268,7 +268,7 @@ def analysis(program, ast):
     """``affine.analyze`` of ``program`` with ``ast`` (a copy being rewritten), or None."""
     try:
         return affine.analyze(replace(program, ast=ast))
-    except affine._ANALYSIS_ERRORS:
+    except affine.ANALYSIS_ERRORS:
         return None
 
 

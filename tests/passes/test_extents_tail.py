@@ -81,5 +81,5 @@ def test_within_proves_and_refuses():
       if (i + j < n) out[i + j] = x[i + j];""")
     acc = next(a for a in info.accesses if a.buffer == "out")
     n = affine.Poly.sym("s:n")
-    assert affine._within(acc, n - affine.Poly.const(1))
-    assert not affine._within(acc, n - affine.Poly.const(2))
+    assert affine.within(acc, n - affine.Poly.const(1))
+    assert not affine.within(acc, n - affine.Poly.const(2))

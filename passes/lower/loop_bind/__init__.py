@@ -215,7 +215,7 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
     for name, size in sizes.items():
         if size is None:
             acc = next((a for a in info.accesses if a.buffer == name and
-                        affine._max_index(a) is None), None)
+                        affine.max_index(a) is None), None)
             raise BindError("XP-BIND-002", f"the number of elements of '{name}' the program "
                             "accesses is not computable (non-affine subscript or bound)",
                             acc.node if acc else None)
@@ -286,7 +286,7 @@ def _recorded_extents(program) -> dict[str, str]:
     params = {p.name: p for p in program.entry.params if p.kind == "pointer"}
     for name, nbytes in devcopy.recorded_extents(program.ast).items():
         p = params.get(name)
-        es = affine._bytes_of_words(affine._type_names_text(p.type)) if p is not None else None
+        es = affine.bytes_of_words(affine.type_names_text(p.type)) if p is not None else None
         if es is None and p is not None and ("half" in p.type or "_Float16" in p.type):
             es = 2                      # half / _Float16 (BANG half of the flat form): binary16
         if es:
@@ -816,7 +816,7 @@ def _strip_quals(t) -> None:
 
 def _loop_type(lp: affine.LoopInfo) -> str:
     d = lp.node.init.decls[0]
-    return " ".join(affine._type_names(d.type))
+    return " ".join(affine.type_names(d.type))
 
 
 def _only_loop(stmt):
@@ -1060,7 +1060,7 @@ def _loop_var_decls(loops, info, idx) -> list:
     for k, lp in enumerate(loops):
         d = copy.deepcopy(lp.node.init.decls[0])
         _strip_coords(d)
-        tname = " ".join(affine._type_names(d.type))
+        tname = " ".join(affine.type_names(d.type))
         start = affine.to_poly(lp.start)
         if start is not None and _poly_ok(start):
             start_ast = None if not start.t else _poly_ast(start, info, wide=True)

@@ -407,8 +407,8 @@ class _Scheduler:
                     raise NotTwoLevel(f"array '{d.name}' is initialised and not only read")
                 items.append(("stmt", d))
                 return
-            words = affine._type_names(_base_type(d.type))
-            elem = affine._bytes_of_words(words) or \
+            words = affine.type_names(_base_type(d.type))
+            elem = affine.bytes_of_words(words) or \
                 next((HALF_TYPES[w] for w in words if w in HALF_TYPES), None)
             if not elem:
                 raise NotTwoLevel(f"array '{d.name}': unknown element size")
@@ -635,7 +635,7 @@ def _strided(loop: c_ast.For, lp) -> c_ast.For:
     """``for (T i = a; i < b; i += s)`` -> ``for (T i = a + (T) threadIdx.x * s; i < b;
     i += (T) blockDim.x * s)``."""
     d = loop.init.decls[0]
-    tnames = affine._type_names(d.type)
+    tnames = affine.type_names(d.type)
 
     def typed(e):
         return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(

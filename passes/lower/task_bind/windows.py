@@ -87,10 +87,10 @@ def extreme(p: affine.Poly, loops, want_max: bool) -> affine.Poly | None:
             return None                     # not a counted loop: no exact extreme
         sg = coef.sign()
         if sg is None:
-            sg = affine._sign_when_running(coef, loops)
+            sg = affine.sign_when_running(coef, loops)
         if sg is None:
             return None
-        ext = affine._extreme_of_var(lp, want_max if sg >= 0 else not want_max)
+        ext = affine.extreme_of_var(lp, want_max if sg >= 0 else not want_max)
         if ext is None:
             return None
         p = rest + coef * ext

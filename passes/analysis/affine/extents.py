@@ -1,0 +1,1046 @@
+"""affine bounds and extents: the elements each pointer parameter is accessed at.
+
+``poly_max`` eliminates loop variables innermost-first from a Poly (exact extremes over the
+iteration space); ``max_index`` bounds the subscript of one access (polynomial elimination
+refined by guards, divisions and modulos by scalars, min-forms of tail handling, locals
+bounded by guards, Z3 optimisation over constant shapes); ``extents`` / ``infer_inputs``
+combine them per pointer parameter into an element count (an int or C text over the entry's
+scalars, None when not computable; never below the true maximum).
+"""
+from __future__ import annotations
+
+from .ir import Access, LoopInfo, NestInfo, buffer_elem_bytes, const_ir, locals_in
+from .solver import ANALYSIS_ERRORS, Enc, check, load_z3, loop_constraints
+from .poly import Poly, atom, ir_of_poly, to_poly
+from .walk import analyze
+
+
+_ORDER_CACHE: dict = {}
+
+
+def _z3_sign(d: Poly, timeout_ms: int = 1000) -> int | None:
+    """+1 / -1 / 0 when Z3 proves ``d >= 0`` / ``<= 0`` / both for every value of the
+    entry's scalars >= 0, atoms taken by their IR (``16 * (n >> 4) <= n``); None otherwise."""
+    key = d.c_text()
+    if key in _ORDER_CACHE:
+        return _ORDER_CACHE[key]
+    out = None
+    ir = ir_of_poly(d)
+    if ir is not None:
+        try:
+            z3 = load_z3()
+            syms: dict = {}
+            e = Enc(z3, set(), set(), "o", syms).e(ir)
+            facts = [v >= 0 for k, v in syms.items() if k.startswith("s:")]
+
+            def proved(claim) -> bool:
+                solver = z3.Solver()
+                solver.set("timeout", timeout_ms)
+                solver.add(*facts)
+                solver.add(z3.Not(claim))
+                return check(solver, timeout_ms) == z3.unsat
+
+            ge, le = proved(e >= 0), proved(e <= 0)
+            out = 0 if ge and le else 1 if ge else -1 if le else None
+        except ANALYSIS_ERRORS + (load_z3().Z3Exception,):
+            out = None
+    _ORDER_CACHE[key] = out
+    return out
+
+
+def _sign(d: Poly) -> int | None:
+    """Sign of ``d`` for scalars >= 0: by its coefficients, else by Z3 (atoms by value)."""
+    s = d.sign()
+    return s if s is not None else _z3_sign(d)
+
+
+def _loop_keys(p: Poly) -> set:
+    return {k for k in p.keys() if k.startswith("v:")}
+
+
+def extreme_of_var(lp: LoopInfo, want_max: bool) -> Poly | None:
+    if lp.lo is None or lp.hi is None or lp.start is None:
+        return None                    # not canonical: no bounds
+    lo, hi, start = to_poly(lp.lo), to_poly(lp.hi), to_poly(lp.start)
+    if lo is None or hi is None or start is None:
+        return None
+    s = abs(lp.step)
+    if s == 1:
+        return hi - Poly.const(1) if want_max else lo
+    if lp.step > 0:                    # values start, start+s, ... < hi
+        if not want_max:
+            return start
+        span = hi - Poly.const(1) - start
+    else:                              # values start, start-s, ... >= lo
+        if want_max:
+            return start
+        span = start - lo
+    if span.is_const():
+        q = span.value() // s
+        k = Poly.const(q)
+    else:
+        if _loop_keys(span):
+            return None
+        if span.sign() in (0, 1):
+            k = atom(f"(({span.c_text()}) / {s})", ir_of_poly(span, "/", s))
+        else:
+            # the span is negative where the loop does not run (``i + 16 <= n`` with n < 16):
+            # C's truncating division would round the last value up to the start, past
+            # ``hi - 1``; the floor keeps the value at or below ``hi - 1`` there too, so an
+            # access of a loop that does not run does not enlarge the extent
+            # (floor division without a conditional: x minus its non-negative residue is a
+            # multiple of s, which C divides exactly)
+            t = span.c_text()
+            k = atom(f"((({t}) - ((({t}) % {s} + {s}) % {s})) / {s})",
+                      ir_of_poly(span, "fdiv", s))
+    return start + Poly.const(s) * k if lp.step > 0 else start - Poly.const(s) * k
+
+
+def _strided_max(lp: LoopInfo, loops, others) -> Poly | None:
+    """Largest value of a strided loop ``for (v = u + c; v < hi; v += S)`` jointly over the
+    enclosing loops that make up ``u``, when ``u`` runs over exactly S consecutive values
+    (the task / grid-stride split ``for (t < S) for (m = t; m < n; m += S)``, or
+    ``u = 128 * bx + tx`` over ``bx < 2, tx < 128`` with S = 256): the starts cover every
+    residue modulo S, so the largest value taken is ``hi - 1`` (attained by the start
+    congruent to ``hi - 1``; when no start runs the loop the access never executes). Exact
+    only when those loops appear nowhere else (``others``: the Polys the caller keeps), so
+    that they may take those values; None otherwise."""
+    if lp.step <= 1 or lp.start is None or lp.hi is None:
+        return None
+    start, hi = to_poly(lp.start), to_poly(lp.hi)
+    if start is None or hi is None:
+        return None
+    keys = _loop_keys(start)
+    if not keys:
+        return None
+    terms = []
+    rest = start
+    for key in keys:
+        sp = rest.split(key)
+        if sp is None or not sp[0].is_const() or sp[0].value() <= 0:
+            return None
+        outer = next((o for o in loops if "v:" + o.uid == key), None)
+        if outer is None or outer.step != 1 or outer.lo is None or outer.hi is None:
+            return None
+        lo_t, hi_t = to_poly(outer.lo), to_poly(outer.hi)
+        if lo_t is None or hi_t is None or not lo_t.is_const() or not hi_t.is_const() or \
+                lo_t.value() != 0:
+            return None
+        terms.append((sp[0].value(), hi_t.value()))
+        rest = sp[1]
+    if _loop_keys(rest):
+        return None
+    radix = 1                         # mixed radix: coefficients 1, n1, n1 * n2, ...
+    for coef, count in sorted(terms):
+        if coef != radix or count <= 0:
+            return None
+        radix *= count
+    if radix != lp.step:
+        return None
+    if keys & hi.keys() or any(keys & o.keys() for o in others):
+        return None
+    return hi - Poly.const(1)
+
+
+def _poly_z3(z3, p: Poly, syms: dict):
+    out = z3.IntVal(0)
+    for m, c in p.t.items():
+        term = z3.IntVal(c)
+        for k in m:
+            if k not in syms:
+                syms[k] = z3.Int(k)
+            term = term * syms[k]
+        out = out + term
+    return out
+
+
+def sign_when_running(coef: Poly, loops) -> int | None:
+    """Sign of ``coef`` given every scalar >= 0 and every loop (with loop-free bounds) running
+    at least once: an access inside empty loops never happens, so its bound is vacuous there."""
+    z3 = load_z3()
+    syms: dict = {}
+    facts = []
+    for lp in loops:
+        lo, hi = to_poly(lp.lo), to_poly(lp.hi)
+        if lo is None or hi is None or _loop_keys(lo) or _loop_keys(hi):
+            continue
+        facts.append(_poly_z3(z3, lo, syms) < _poly_z3(z3, hi, syms))
+    c = _poly_z3(z3, coef, syms)
+    facts += [v >= 0 for v in syms.values()]
+    for sign, claim in ((1, c >= 0), (-1, c <= 0)):
+        solver = z3.Solver()
+        solver.set("timeout", 2000)
+        solver.add(*facts)
+        solver.add(z3.Not(claim))
+        if check(solver, 2000) == z3.unsat:
+            return sign
+    return None
+
+
+def _either_sign(lp: LoopInfo, coef: Poly, rest: Poly, want_max: bool) -> Poly | None:
+    """Max (min) of ``rest + coef * v`` over the values of ``lp``'s variable ``v`` when the
+    sign of ``coef`` (loop-free) is not provable (``by * (H - K + 1) * C``, an output row of
+    a valid convolution: H >= K is nowhere stated). Requires every value ``v`` takes to lie
+    in ``[lo, hi]``, its first and last values (``extreme_of_var``); then
+    ``coef * v <= coef * lo + max(coef, 0) * (hi - lo)`` and
+    ``coef * v >= coef * lo - max(-coef, 0) * (hi - lo)``, attained at whichever end the sign
+    of ``coef`` picks. Guarantees an exact extreme whose ``max(., 0)`` is an atom (a C
+    conditional over the scalars, non-negative as every symbol); None when the extremes of
+    ``v`` or the IR of ``coef`` are not known."""
+    lo, hi = extreme_of_var(lp, False), extreme_of_var(lp, True)
+    c = coef if want_max else -coef
+    ir = ir_of_poly(c)
+    if lo is None or hi is None or ir is None:
+        return None
+    t = c.c_text()
+    pos = atom(f"(({t}) > 0 ? ({t}) : 0)", ("?", ("<", ("c", 0), ir), ir, ("c", 0)))
+    reach = pos * (hi - lo)
+    return rest + coef * lo + (reach if want_max else -reach)
+
+
+def poly_max(p: Poly, loops, want_max: bool = True) -> Poly | None:
+    """Exact max (min) of ``p`` over the iteration space of ``loops`` (outermost first)."""
+    for lp in reversed(loops):
+        key = "v:" + lp.uid
+        if key not in p.keys():
+            continue
+        sp = p.split(key)
+        if sp is None:
+            return None
+        coef, rest = sp
+        if _loop_keys(coef):
+            return None
+        sg = coef.sign()
+        if sg is None:
+            sg = sign_when_running(coef, loops)
+        if sg is None:
+            p = _either_sign(lp, coef, rest, want_max)
+            if p is None:
+                return None
+            continue
+        ext = extreme_of_var(lp, want_max if sg >= 0 else not want_max)
+        if ext is None and (want_max if sg >= 0 else not want_max):
+            ext = _strided_max(lp, loops, (rest, coef))
+        if ext is None:
+            return None
+        p = rest + coef * ext
+    if _loop_keys(p):
+        return None
+    return p
+
+
+def max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
+    if acc.index is None and acc.width and elem_bytes:
+        # last element a byte range touches: (last byte) / element size; exact as a Poly when
+        # every symbolic coefficient of the first byte is a multiple of the element size
+        first = max_index(Access(**{**acc.__dict__, "index": acc.byte_index, "width": 0}))
+        if first is not None and all(c % elem_bytes == 0 for m, c in first.t.items() if m):
+            c0 = first.value() + acc.width - 1
+            return Poly({m: c // elem_bytes for m, c in first.t.items() if m}) + \
+                Poly.const(c0 // elem_bytes)
+        last = ("/", ("+", acc.byte_index, ("c", acc.width - 1)), ("c", elem_bytes))
+        return max_index(Access(**{**acc.__dict__, "index": last, "width": 0}))
+    if acc.index is None:
+        return None
+    locs: set = set()
+    locals_in(acc.index, locs)
+    if locs:
+        acc = _bounded_locals(acc, locs)
+        if acc is None:
+            return None
+    p = to_poly(acc.index)
+    if p is not None:
+        best = _poly_bound(p, acc, True)
+        if best is not None:
+            if any(g[0] in ("<", "<=") and to_poly(g[2]) is None
+                   for g in _conjuncts(acc.guards)):
+                # a guard that ``_poly_bound`` cannot use (``j < min(N - j0, 16)``, a masked
+                # column tail): its min-list bound, when provably smaller
+                g = _guarded_minlist_max(acc)
+                picked = _pick(best, g, smaller=True) if g is not None else best
+                best = picked if isinstance(picked, Poly) else best
+            return best
+    ix = acc.index
+    if ix[0] in ("/", "fdiv") and ix[2][0] == "c" and ix[2][1] > 0:
+        # truncating (flooring) division by a positive constant is monotone
+        num = to_poly(ix[1])
+        top = _poly_bound(num, acc, True) if num is not None else None
+        if top is not None:
+            if top.is_const():
+                v = top.value()
+                return Poly.const(int(v / ix[2][1]) if ix[0] == "/" else v // ix[2][1])
+            if _poly_ok_text(top):
+                return atom(f"(({top.c_text()}) / {ix[2][1]})", ir_of_poly(top, "/", ix[2][1]))
+    r = _range(acc.index, acc)
+    if r is not None:
+        return Poly.const(r[1])
+    m = _z3_max(acc)
+    if m is None:
+        m = _minlist_max(acc)
+    if m is None:
+        m = _guarded_minlist_max(acc)
+    if m is None:
+        split = _split_divmod(acc)
+        if split is not None:
+            m = max_index(split)
+    if m is None:
+        split = _symbolic_divmod(acc)
+        if split is not None:
+            m = max_index(split)
+    return m
+
+
+def _is_min_form(ir) -> bool:
+    """``x < y ? x : y`` / ``x <= y ? x : y``: the IR of ``min(x, y)``."""
+    return ir[0] == "?" and ir[1][0] in ("<", "<=") and ir[2] == ir[1][1] and \
+        ir[3] == ir[1][2]
+
+
+_MIN_TERMS = 16
+
+
+def _mins(ir, leaf=None) -> list | None:
+    """``ir`` as the minimum of a list of Polys (``min(16 * t + 16, rows) - 1`` ->
+    ``[16 * t + 15, rows - 1]``), None when it is not of that form. ``leaf`` converts the
+    operands that are not sums, products or minima (default ``to_poly``)."""
+    if not ir:
+        return None
+    leaf = leaf or to_poly
+    tag = ir[0]
+    out = None
+    if tag == "?" and _is_min_form(ir):
+        a, b = _mins(ir[2], leaf), _mins(ir[3], leaf)
+        out = None if a is None or b is None else a + b
+    elif tag == "+":
+        a, b = _mins(ir[1], leaf), _mins(ir[2], leaf)
+        out = None if a is None or b is None else [x + y for x in a for y in b]
+    elif tag == "-":
+        a, b = _mins(ir[1], leaf), _mins(ir[2], leaf)
+        out = None if a is None or b is None or len(b) != 1 else [x - b[0] for x in a]
+    elif tag == "*":
+        a, b = _mins(ir[1], leaf), _mins(ir[2], leaf)
+        if a is None or b is None:
+            return None
+        if len(a) == 1 and len(b) == 1:
+            out = [a[0] * b[0]]
+        elif len(b) == 1 and b[0].is_const() and b[0].value() > 0:
+            out = [x * b[0] for x in a]
+        elif len(a) == 1 and a[0].is_const() and a[0].value() > 0:
+            out = [a[0] * y for y in b]
+    else:
+        p = leaf(ir)
+        out = None if p is None else [p]
+    return out if out is None or len(out) <= _MIN_TERMS else None
+
+
+# opaque key ("o:...") -> the loop variables (uids) its sub-expression mentions
+_OPAQUE_LOOPS: dict[str, frozenset] = {}
+
+
+def _opaque_poly(ir) -> Poly | None:
+    """``to_poly`` where a conditional, division or remainder over loop variables (which
+    ``to_poly`` cannot carry) becomes an opaque key ``o:...``: an unknown integer of any sign
+    that depends on the loop variables it mentions. Such a key must cancel before a loop it
+    depends on is eliminated (``_minlist_max`` refuses otherwise); it only serves to let
+    equal sub-expressions of a subscript and a guard cancel (``e1 + j`` under ``j < m - e1``,
+    ``e1 = 16 * (m / 16)``). None for locals of unknown value."""
+    p = to_poly(ir)
+    if p is not None or not ir:
+        return p
+    tag = ir[0]
+    if tag in ("+", "-", "*"):
+        a, b = _opaque_poly(ir[1]), _opaque_poly(ir[2])
+        if a is None or b is None:
+            return None
+        return a + b if tag == "+" else a - b if tag == "-" else a * b
+    if tag == "neg":
+        a = _opaque_poly(ir[1])
+        return None if a is None else -a
+    if tag in ("?", "/", "%", "fdiv", "fmod") and not locals_in(ir, set()):
+        uids = _loop_vars_in(ir, set())
+        if uids:
+            key = "o:" + repr(ir)
+            _OPAQUE_LOOPS.setdefault(key, frozenset(uids))
+            return Poly.sym(key)
+    return None
+
+
+def _opaque_keys(p: Poly) -> set:
+    return {k for k in p.keys() if k.startswith("o:")}
+
+
+def _prune_mins(ps: list) -> list:
+    """Drop the terms of a minimum that another term is provably at most (terms whose
+    difference keeps an opaque key, of unknown sign, are not compared)."""
+    def le(a, b) -> bool:
+        d = a - b
+        return not _opaque_keys(d) and _sign(d) in (0, 1)
+
+    keep: list = []
+    for p in ps:
+        if any(le(p, q) for q in keep):
+            continue
+        keep = [q for q in keep if not le(q, p)] + [p]
+    return keep
+
+
+def _minlist_max(acc: Access, terms: list | None = None) -> Poly | None:
+    """Exact maximum of a subscript over loops whose upper bounds (or the subscript) are
+    minima (tiles: ``for (r = 16 * tr; r < min(16 * tr + 16, rows); ++r)``): the subscript is
+    carried as the minimum of a list of Polys; eliminating a variable whose coefficient has
+    one sign in every term substitutes its extreme in each (a minimum of functions that all
+    grow with the variable is largest at its largest value), and a bound that is itself a
+    minimum distributes. None when the signs differ, a strided bound depends on an outer
+    loop, or the terms left cannot be ordered. ``terms``: the list to start from (default:
+    the subscript's); opaque keys (``_opaque_poly``) in it must cancel before a loop they
+    depend on is eliminated."""
+    if terms is None:
+        terms = _mins(acc.index)
+    if terms is None:
+        return None
+    for lp in reversed(acc.loops):
+        key = "v:" + lp.uid
+        if any(lp.uid in _OPAQUE_LOOPS.get(k, ()) for t in terms for k in _opaque_keys(t)):
+            return None
+        if not any(key in t.keys() for t in terms):
+            continue
+        split = [t.split(key) for t in terms]
+        if any(sp is None or _loop_keys(sp[0]) or _opaque_keys(sp[0]) for sp in split):
+            return None
+        signs = set()
+        for coef, _ in split:
+            if not coef.t:
+                continue
+            sg = coef.sign()
+            if sg is None:
+                sg = sign_when_running(coef, acc.loops)
+            if sg is None:
+                return None
+            signs.add(sg)
+        if len(signs - {0}) > 1:
+            return None
+        up = (signs - {0}) != {-1}
+        if up:
+            his = _mins(lp.hi) if lp.step > 0 else None
+            if his is None and lp.step < 0 and lp.start is not None:
+                st = to_poly(lp.start)
+                his = None if st is None else [st + Poly.const(1)]
+            if his is None:
+                return None
+            exts = []
+            for h in his:
+                e = _extreme_with_hi(lp, h)
+                if e is None:
+                    return None
+                exts.append(e)
+        else:
+            e = extreme_of_var(lp, False)
+            if e is None:
+                return None
+            exts = [e]
+        new = []
+        for coef, rest in split:
+            if not coef.t:
+                new.append(rest)
+            else:
+                new.extend(rest + coef * e for e in exts)
+        terms = _prune_mins(new)
+        if len(terms) > _MIN_TERMS:
+            return None
+    if any(_loop_keys(t) or _opaque_keys(t) for t in terms):
+        return None
+    terms = _prune_mins(terms)
+    return terms[0] if len(terms) == 1 else None
+
+
+def _guarded_minlist_max(acc: Access) -> Poly | None:
+    """Maximum of a subscript through one guard ``a < b`` (``a <= b``) at a time, in the
+    min-list form of ``_minlist_max`` with opaque keys: each term ``t`` is ``a + (t - a)``,
+    so ``t <= b_k - 1 + (t - a)`` for every term ``b_k`` of ``b``'s minimum wherever the
+    access runs. The masked tail of a vector loop, ``x[o + e1 + j]`` under ``j < m - e1`` with
+    ``e1 = 16 * (m / 16)`` and ``m = min(n - o, T)``, becomes ``min(n - 1, o + T - 1)``
+    (``e1`` cancels). An upper bound, as every guard bound: the smallest one a guard gives
+    (when provably ordered; else the first found). None when no guard gives one."""
+    if acc.index is None:
+        return None
+    terms = _mins(acc.index, _opaque_poly)
+    if terms is None:
+        return None
+    found: list = []
+    for g in _conjuncts(acc.guards):
+        if g[0] not in ("<", "<="):
+            continue
+        a, bs = _opaque_poly(g[1]), _mins(g[2], _opaque_poly)
+        if a is None or bs is None or not (_loop_keys(a) or _opaque_keys(a)):
+            continue
+        strict = Poly.const(1 if g[0] == "<" else 0)
+        new = [b - strict + (t - a) for t in terms for b in bs]
+        if len(new) > _MIN_TERMS:
+            continue
+        m = _minlist_max(acc, _prune_mins(new))
+        if m is not None:
+            found.append(m)
+    if not found:
+        return None
+    best = found[0]
+    for m in found[1:]:
+        picked = _pick(best, m, smaller=True)
+        if isinstance(picked, Poly):
+            best = picked
+    return best
+
+
+def _extreme_with_hi(lp: LoopInfo, hi: Poly) -> Poly | None:
+    """Largest value of ``lp``'s variable when its exclusive upper bound is ``hi``."""
+    if lp.step < 0:
+        return to_poly(lp.start)
+    if lp.step == 1:
+        return hi - Poly.const(1)
+    start = to_poly(lp.start) if lp.start is not None else None
+    if start is None:
+        return None
+    span = hi - Poly.const(1) - start
+    if span.is_const():
+        return start + Poly.const(lp.step * (span.value() // lp.step))
+    if _loop_keys(span):
+        return None
+    s_ = lp.step
+    t = span.c_text()
+    if span.sign() in (0, 1):
+        k = atom(f"(({t}) / {s_})", ir_of_poly(span, "/", s_))
+    else:
+        k = atom(f"((({t}) - ((({t}) % {s_} + {s_}) % {s_})) / {s_})", ir_of_poly(span, "fdiv", s_))
+    return start + Poly.const(s_) * k
+
+
+def _split_divmod(acc: Access) -> Access | None:
+    """``acc`` with a loop variable ``b`` over ``[0, H)`` that the subscripts, guards and
+    bounds use only as ``b / c`` and ``b % c`` (c dividing H) replaced by two independent
+    variables ``q`` over ``[0, H / c)`` and ``r`` over ``[0, c)``: a flattened thread index
+    split into warp and lane (``(256 * bx + tx) / 32`` is ``8 * bx + tx / 32``). None when
+    no such variable is found."""
+    by_uid = {lp.uid: lp for lp in acc.loops}
+    chosen: dict = {}                 # uid -> divisor
+
+    def norm(ir):
+        if not isinstance(ir, tuple) or not ir:
+            return ir
+        tag = ir[0]
+        if tag in ("c", "s", "a", "v", "l"):
+            return ir
+        if tag == "?":
+            return ("?", norm(ir[1]), norm(ir[2]), norm(ir[3]))
+        kids = tuple(norm(x) if isinstance(x, tuple) else x for x in ir[1:])
+        ir = (tag,) + kids
+        if tag in ("/", "%", "fdiv", "fmod") and ir[2][0] == "c" and ir[2][1] > 0:
+            c = ir[2][1]
+            p = to_poly(ir[1])
+            if p is None:
+                return ir
+            q = Poly({m: k // c for m, k in p.t.items() if k % c == 0})
+            r = Poly({m: k for m, k in p.t.items() if k % c != 0})
+            keys = list(r.keys())
+            if len(r.t) != 1 or len(keys) != 1 or not keys[0].startswith("v:") or \
+                    r.t.get((keys[0],)) != 1:
+                return ir
+            uid = keys[0][2:]
+            lp = by_uid.get(uid)
+            if lp is None or lp.step != 1 or lp.lo != ("c", 0) or lp.hi is None:
+                return ir
+            h = const_ir(lp.hi)
+            if h is None or h <= 0 or h % c or chosen.get(uid, c) != c or \
+                    _scalar_nonneg(q) is False:
+                return ir
+            chosen[uid] = c
+            part = ("v", uid + "/q") if tag in ("/", "fdiv") else ("v", uid + "/r")
+            if tag in ("%", "fmod"):
+                return part
+            qi = ir_of_poly(q, loop_vars=True)
+            return part if not q.t else (None if qi is None else ("+", qi, part))
+        return ir
+
+    index = norm(acc.index)
+    guards = tuple(norm(g) for g in acc.guards)
+    bounds = [(norm(lp.lo), norm(lp.hi), norm(lp.start)) for lp in acc.loops]
+    if not chosen or index is None or any(g is None for g in guards):
+        return None
+    for uid in list(chosen):
+        used: set = set()
+        for x in (index,) + guards + tuple(v for b in bounds for v in b):
+            _loop_vars_in(x, used)
+        if uid in used:
+            del chosen[uid]              # b is also used whole: no split
+    if not chosen:
+        return None
+    import dataclasses
+    loops = []
+    for lp, (lo, hi, st) in zip(acc.loops, bounds):
+        if lp.uid in chosen:
+            c, h = chosen[lp.uid], const_ir(lp.hi)
+            for suffix, top in (("/q", h // c), ("/r", c)):
+                loops.append(LoopInfo(lp.var + suffix, lp.uid + suffix, lp.node, lp.parent,
+                                      lp.depth, canonical=True, lo=("c", 0), hi=("c", top),
+                                      start=("c", 0), step=1))
+        else:
+            loops.append(dataclasses.replace(lp, lo=lo, hi=hi, start=st))
+    return Access(**{**acc.__dict__, "index": index, "guards": guards, "loops": tuple(loops)})
+
+
+def _symbolic_divmod(acc: Access) -> Access | None:
+    """``acc`` with each ``x / d`` and ``x % d`` on its subscript's arithmetic (the
+    coordinates of a flattened index, ``idx % C``, ``(idx / C) % OW``, ``idx / (C * OW * OH)``)
+    replaced by a fresh outermost variable over a range holding every value it takes:
+    ``[0, d)`` for ``%``, ``[0, xmax / d + 1)`` for ``/`` (``Q`` when ``xmax + 1`` is ``Q * d``
+    as polynomials, from a guard ``idx < N * OH * OW * C``). Requires, checked: ``d`` free of
+    loop variables and provably >= 0 (then > 0 wherever the subscript is evaluated: division
+    by zero is undefined), ``x`` >= 0 over the loops and guards (C's ``/`` and ``%`` truncate
+    toward zero). The fresh variables are independent of the loops, a superset of the points
+    the access reaches, so the maximum ``max_index`` then computes is an upper bound (exact
+    when the coordinates are independent, as those of a flattened index). Divisions inside
+    conditionals are not touched. None when no division is replaced or one is refused."""
+    fresh: list = []
+
+    def sub(x) -> Access:
+        return Access(**{**acc.__dict__, "index": x, "loops": tuple(fresh) + tuple(acc.loops)})
+
+    def conv(ir):
+        if to_poly(ir) is not None:
+            return ir
+        tag = ir[0]
+        if tag in ("+", "-", "*"):
+            a, b = conv(ir[1]), conv(ir[2])
+            return None if a is None or b is None else (tag, a, b)
+        if tag == "neg":
+            a = conv(ir[1])
+            return None if a is None else ("neg", a)
+        if tag not in ("/", "%"):
+            return None
+        x, d = conv(ir[1]), to_poly(ir[2])
+        if x is None or d is None or _loop_keys(d) or _sign(d) != 1:
+            return None
+        px = to_poly(x)
+        lows = (poly_max(px, sub(x).loops, False), _poly_bound(px, sub(x), False))
+        hi = _poly_bound(px, sub(x), True)
+        if not any(isinstance(lo, Poly) and _sign(lo) in (0, 1) for lo in lows) or \
+                not isinstance(hi, Poly) or _loop_keys(hi):
+            return None
+        top = d if tag == "%" else _exact_quotient(hi + Poly.const(1), d)
+        if top is not None:
+            top_ir = ir_of_poly(top)
+        else:
+            # xmax / d + 1 (xmax >= 0: C's / is the floor); the host evaluates it also where
+            # the access does not run, so d == 0 there gives 0 instead of a division by zero
+            hir, dir_ = _tidy(ir_of_poly(hi)), _tidy(ir_of_poly(d))
+            top_ir = None if hir is None or dir_ is None else \
+                ("+", ("?", ("<", ("c", 0), dir_), ("/", hir, dir_), ("c", 0)), ("c", 1))
+        if top_ir is None:
+            return None
+        uid = f"{tag}#{len(fresh)}@divmod"
+        fresh.append(LoopInfo(uid, uid, None, None, 0, canonical=True, lo=("c", 0), hi=top_ir,
+                              start=("c", 0), step=1))
+        return ("v", uid)
+
+    if acc.index is None or acc.width:
+        return None
+    index = conv(acc.index)
+    return None if index is None or not fresh else sub(index)
+
+
+def _tidy(ir):
+    """``ir`` without the ``0 +`` and ``1 *`` that ``ir_of_poly`` builds (shorter C text)."""
+    if not isinstance(ir, tuple) or not ir or ir[0] in ("c", "s", "a", "v", "l"):
+        return ir
+    ir = (ir[0],) + tuple(_tidy(x) for x in ir[1:])
+    if ir[0] in ("+", "*") and ir[1] == ("c", 0 if ir[0] == "+" else 1):
+        return ir[2]
+    return ir
+
+
+def _exact_quotient(p: Poly, d: Poly) -> Poly | None:
+    """``p / d`` as a polynomial when ``d`` is one monomial dividing every term of ``p``."""
+    if len(d.t) != 1:
+        return None
+    (dm, dc), = d.t.items()
+    out = {}
+    for m, c in p.t.items():
+        rest = list(m)
+        for k in dm:
+            if k not in rest:
+                return None
+            rest.remove(k)
+        if c % dc:
+            return None
+        out[tuple(rest)] = c // dc
+    return Poly(out)
+
+
+def _scalar_nonneg(q: Poly):
+    return None
+
+
+def _loop_vars_in(ir, out: set) -> set:
+    if isinstance(ir, tuple):
+        if ir and ir[0] == "v":
+            out.add(ir[1])
+        for x in ir[1:]:
+            _loop_vars_in(x, out)
+    return out
+
+
+def _subst_local(ir, uid: str):
+    if not isinstance(ir, tuple) or not ir:
+        return ir
+    if ir == ("l", uid):
+        return ("v", uid)
+    return tuple(_subst_local(x, uid) if isinstance(x, tuple) else x for x in ir)
+
+
+def _bounded_locals(acc: Access, locs: set) -> Access | None:
+    """``acc`` with each local of unknown value in its subscript (``r = ids[i]``, a row read
+    from an index array) treated as a variable over the range its guards state
+    (``assert(r >= 0 && r < nr)``, ``if (r < nr)``): ``lo <= r < hi`` with loop-free bounds
+    over the scalars. A data-dependent value may be any value of that range, so the largest
+    one is attained by some input; None when a local has no such pair of guards."""
+    conj = list(_conjuncts(acc.guards))
+    extra = []
+    for uid in sorted(locs):
+        me = ("l", uid)
+        lo = hi = None
+        for g in conj:
+            if g[0] not in ("<", "<="):
+                continue
+            a, b = g[1], g[2]
+            if a == me and _scalar_only(b):
+                h = b if g[0] == "<" else ("+", b, ("c", 1))
+                hi = h if hi is None else hi
+            elif b == me and _scalar_only(a):
+                lo_ = a if g[0] == "<=" else ("+", a, ("c", 1))
+                lo = lo_ if lo is None else lo
+        if lo is None or hi is None:
+            return None
+        lp = LoopInfo(uid.split("#")[0], uid, None, None, 0, canonical=True, lo=lo, hi=hi,
+                      start=lo, step=1)
+        extra.append(lp)
+    index = acc.index
+    guards = acc.guards
+    for lp in extra:
+        index = _subst_local(index, lp.uid)
+        guards = tuple(_subst_local(g, lp.uid) for g in guards)
+    return Access(**{**acc.__dict__, "index": index, "guards": guards,
+                     "loops": tuple(extra) + tuple(acc.loops)})
+
+
+def _scalar_only(ir) -> bool:
+    """No loop variable and no local of unknown value: fixed by the entry's scalars."""
+    if isinstance(ir, tuple):
+        if ir and ir[0] in ("v", "l"):
+            return False
+        return all(_scalar_only(x) for x in ir[1:])
+    return True
+
+
+def _closed(ir) -> bool:
+    """No entry scalar, opaque atom or unknown local: the value is fixed by the loop variables."""
+    if isinstance(ir, tuple):
+        if ir and ir[0] in ("s", "a", "l"):
+            return False
+        return all(_closed(x) for x in ir[1:])
+    return True
+
+
+def _z3_max(acc: Access, timeout_ms: int = 3000) -> Poly | None:
+    """Maximum of a closed subscript (constant shapes) over its loops' ranges and its closed
+    guards, by Z3 optimisation: the min/max ternaries of tail handling (``n = c - o < T ? c - o
+    : T``) that the polynomial elimination cannot bound. Guards over unknown locals are left
+    out and control flow that is not a guard (``if (c) continue;``) is not seen, so the value
+    is an upper bound of the true maximum (exact when every restriction is a modelled guard):
+    a too large extent makes the host entry copy past the caller's buffer, which the virtual
+    device reports as an out-of-bounds access (verification fails; never a wrong result).
+    None when some loop is not canonical, a bound mentions a scalar, or Z3 does not answer."""
+    if any(not lp.canonical or lp.lo is None or lp.hi is None for lp in acc.loops):
+        return None
+    parts = [acc.index] + [x for lp in acc.loops for x in (lp.lo, lp.hi, lp.start)]
+    if not all(_closed(x) for x in parts):
+        return None
+    z3 = load_z3()
+    enc = Enc(z3, set(), set(), "max", {})
+    opt = z3.Optimize()
+    opt.set("timeout", timeout_ms)
+    for c in loop_constraints(enc, acc.loops):
+        opt.add(c)
+    for g in acc.guards:
+        if _closed(g):
+            opt.add(enc.c(g))
+    h = opt.maximize(enc.e(acc.index))
+    if opt.check() != z3.sat:
+        return None
+    v = opt.upper(h)
+    if not z3.is_int_value(v):
+        return None                    # unbounded (oo) or not a number
+    return Poly.const(v.as_long())
+
+
+def _poly_ok_text(p: Poly) -> bool:
+    return not _loop_keys(p)
+
+
+def _poly_bound(p: Poly, acc: Access, want_max: bool):
+    """Max (min) of ``p`` over the loops of ``acc``, tightened by its guards."""
+    best = poly_max(p, acc.loops, want_max)
+    guarded: list = []
+    for g in _conjuncts(acc.guards):
+        if g[0] not in ("<", "<="):
+            continue
+        a, b = to_poly(g[1]), to_poly(g[2])
+        if a is None or b is None:
+            continue
+        side = a if want_max else b
+        if _loop_keys(side) and not _loop_keys(side) & _loop_keys(p):
+            # a guard on other loop variables (``row < rows`` around ``x[j]``) says nothing
+            # about this subscript; rewriting through it only loosens the bound
+            continue
+        strict = Poly.const(1) if g[0] == "<" else Poly.const(0)
+        # d may mention loop variables: the bound holds pointwise wherever the guard holds,
+        # and poly_max below eliminates them (j < n - i on p = i + j gives p <= n - 1)
+        scale = _guard_scale(p, a, acc.loops) if want_max else None
+        if scale is not None:          # p = c*a + d, c >= 0, a < b  ->  p <= c*(b - 1) + d
+            bound = scale * (b - strict) + (p - scale * a)     # (r < m on r*n + k: m*n - 1)
+        elif want_max:                 # p = a + d, a < b  ->  p <= b - 1 + d
+            d = p - a
+            bound = b + d - strict
+        else:                          # p = b + d, a < b  ->  p >= a + 1 + d
+            d = p - b
+            bound = a + d + strict
+        if bound is None:
+            continue
+        bound = poly_max(bound, acc.loops, want_max)
+        if bound is None:
+            continue
+        guarded.append(bound)
+    # a guard bound holds wherever the access executes; the tightest provable one wins, and
+    # it is preferred to the loop-only bound when the two are not comparable (the guard is on
+    # the subscript itself: ``j < n - i`` on ``i + j``)
+    for g in guarded:
+        if all(g is h or _pick(g, h, smaller=want_max) is g for h in guarded):
+            if best is None:
+                return g
+            picked = _pick(best, g, smaller=want_max)
+            return picked if isinstance(picked, Poly) else g
+    if guarded and best is not None:
+        for g in guarded:
+            picked = _pick(best, g, smaller=want_max)
+            if isinstance(picked, Poly):
+                best = picked
+    return best if isinstance(best, Poly) or best is None else None
+
+
+def _guard_scale(p: Poly, a: Poly, loops) -> Poly | None:
+    """``c`` (not 1, free of loop variables, >= 0 wherever the loops run) with ``p - c*a`` free
+    of the first loop variable of ``a``: a guard ``a < b`` on a row index ``a`` then bounds the
+    row term of ``p = c*a + d`` by ``c*(b - 1)`` (``r < outer`` on ``r*inner + k``), where the
+    unit-coefficient form ``b - 1 + (c - 1)*a + d`` only bounds ``(c - 1)*a`` by the loops."""
+    for key in sorted(_loop_keys(a)):
+        sa, sp = a.split(key), p.split(key)
+        if sa is None or sp is None:
+            return None
+        ca, cp = sa[0], sp[0]
+        if not ca.is_const() or ca.value() == 0 or _loop_keys(cp):
+            return None
+        k = ca.value()
+        if any(c % k for c in cp.t.values()):
+            return None
+        c = Poly({m: v // k for m, v in cp.t.items()})
+        if not c.t or (c.is_const() and c.value() == 1):
+            return None
+        sg = c.sign()
+        if sg is None:
+            sg = sign_when_running(c, loops)
+        return c if sg is not None and sg >= 0 else None
+    return None
+
+
+def _range(ir, acc: Access) -> tuple[int, int] | None:
+    """Constant interval of an IR over the accesses' loops and guards (constant shapes)."""
+    p = to_poly(ir)
+    if p is not None:
+        hi, lo = _poly_bound(p, acc, True), _poly_bound(p, acc, False)
+        if hi is not None and lo is not None and hi.is_const() and lo.is_const():
+            return lo.value(), hi.value()
+    tag = ir[0]
+    if tag == "?":
+        a, b = _range(ir[2], acc), _range(ir[3], acc)
+        return None if a is None or b is None else (min(a[0], b[0]), max(a[1], b[1]))
+    if tag == "neg":
+        a = _range(ir[1], acc)
+        return None if a is None else (-a[1], -a[0])
+    if tag not in ("+", "-", "*", "/", "%", "fdiv", "fmod"):
+        return None
+    a, b = _range(ir[1], acc), _range(ir[2], acc)
+    if a is None or b is None:
+        return None
+    if tag == "+":
+        return a[0] + b[0], a[1] + b[1]
+    if tag == "-":
+        return a[0] - b[1], a[1] - b[0]
+    if tag == "*":
+        c = [x * y for x in a for y in b]
+        return min(c), max(c)
+    if b[0] != b[1] or b[0] <= 0:
+        return None
+    d = b[0]
+    if tag in ("/", "%") and a[0] < 0:
+        return None
+    if tag in ("/", "fdiv"):
+        return a[0] // d, a[1] // d
+    if a[1] - a[0] + 1 >= d or a[0] // d != a[1] // d:
+        return 0, d - 1
+    return a[0] % d, a[1] % d
+
+
+def _conjuncts(guards):
+    for g in guards:
+        if g[0] == "&&":
+            yield from _conjuncts((g[1], g[2]))
+        elif g[0] == "!" and g[1][0] == "<":
+            yield ("<=", g[1][2], g[1][1])
+        elif g[0] == "!" and g[1][0] == "<=":
+            yield ("<", g[1][2], g[1][1])
+        elif g[0] == "!" and g[1][0] == "||":
+            yield from _conjuncts((("!", g[1][1]), ("!", g[1][2])))
+        else:
+            yield g
+
+
+def _pick(a, b, smaller: bool):
+    """The smaller (larger) of two Polys when their order is provable, else a Max/Min node."""
+    if isinstance(a, Poly) and isinstance(b, Poly):
+        s = _sign(a - b)
+        if s is not None:
+            return (b if s > 0 else a) if smaller else (a if s >= 0 else b)
+    return ("min" if smaller else "max", a, b)
+
+
+def _ext_text(e) -> str:
+    if isinstance(e, Poly):
+        return e.c_text()
+    op, a, b = e
+    ta, tb = _ext_text(a), _ext_text(b)
+    cmp = "<" if op == "min" else ">"
+    return f"(({ta}) {cmp} ({tb}) ? ({ta}) : ({tb}))"
+
+
+def _plus_one(e):
+    if isinstance(e, Poly):
+        return e + Poly.const(1)
+    return (e[0], _plus_one(e[1]), _plus_one(e[2]))
+
+
+def _guarded_max(acc: Access, m):
+    """``m`` tightened by guards on the whole subscript (``if (row < rows) y[row] = ...``
+    after ``if (row >= rows) continue;``): the subscript is below their bound wherever the
+    access runs. The smaller of the two when provable, else their minimum (a ``min`` node);
+    the guard bound alone when ``m`` is None."""
+    if acc.index is None:
+        return m
+    for g in _conjuncts(acc.guards):
+        if g[0] not in ("<", "<=") or g[1] != acc.index or not _scalar_only(g[2]):
+            continue
+        b = to_poly(g[2])
+        if b is None:
+            continue
+        gb = b - Poly.const(1) if g[0] == "<" else b
+        if m is None:
+            m = gb
+            continue
+        picked = _pick(m, gb, smaller=True) if isinstance(m, Poly) else ("min", m, gb)
+        m = picked
+    return m
+
+
+def within(acc: Access, bound: Poly, timeout_ms: int = 3000) -> bool:
+    """Z3 proves ``acc``'s subscript <= ``bound`` wherever the access runs: inside its loops'
+    ranges (strides included) and under its guards, for every value of the entry's scalars
+    >= 0 and of the locals it reads (left free: an over-approximation, so the proof stays
+    sound). False when not proven (or not encodable)."""
+    bir = ir_of_poly(bound)
+    if acc.index is None or acc.width or bir is None:
+        return False
+    try:
+        z3 = load_z3()
+        syms: dict = {}
+        enc = Enc(z3, set(), set(), "w", syms)
+        solver = z3.Solver()
+        for c in loop_constraints(enc, acc.loops):
+            solver.add(c)
+        for g in acc.guards:
+            solver.add(enc.c(g))
+        solver.add(enc.e(acc.index) > enc.e(bir))
+        solver.add(*[v >= 0 for k, v in syms.items() if k.startswith("s:")])
+        return check(solver, timeout_ms) == z3.unsat
+    except ANALYSIS_ERRORS + (load_z3().Z3Exception,):
+        return False
+
+
+def extents(info: NestInfo) -> dict[str, object]:
+    """Pointer parameter -> element count touched (int, C expression text, or None)."""
+    out: dict[str, object] = {}
+    best: dict[str, object] = {}
+    failed: set[str] = set()
+    unbounded: dict[str, list] = {}        # buffer -> accesses whose maximum is not known
+    for acc in info.accesses:
+        if not acc.is_param or acc.buffer in failed:
+            continue
+        try:
+            m = max_index(acc, buffer_elem_bytes(info, acc.buffer) if acc.width else None)
+            m = _guarded_max(acc, m)
+        except ANALYSIS_ERRORS + (load_z3().Z3Exception,):
+            m = None                      # not analysable: the extent is unknown (refusal)
+        if m is None:
+            if acc.index is None or acc.width:
+                failed.add(acc.buffer)
+            else:
+                unbounded.setdefault(acc.buffer, []).append(acc)
+            continue
+        m = _plus_one(m)
+        cands = best.setdefault(acc.buffer, [])
+        if not isinstance(m, Poly):
+            if all(_ext_text(m) != _ext_text(e) for e in cands):
+                cands.append(m)
+            continue
+        if any(isinstance(e, Poly) and _sign(e - m) in (0, 1) for e in cands):
+            continue
+        cands[:] = [e for e in cands if not isinstance(e, Poly) or
+                    _sign(m - e) not in (0, 1)] + [m]
+    for name, accs in unbounded.items():
+        # an access without a computed maximum adds nothing when Z3 proves it stays below the
+        # extent the others reach (the vector part of a loop whose masked tail reaches n - 1)
+        polys = [e for e in best.get(name, []) if isinstance(e, Poly)]
+        if name not in failed and not all(any(within(a, e - Poly.const(1)) for e in polys)
+                                          for a in accs):
+            failed.add(name)
+    for name, p in info.params.items():
+        if p.kind != "pointer":
+            continue
+        if name in failed:
+            out[name] = None
+        elif name not in best:
+            out[name] = 0
+        else:
+            cands = sorted(best[name], key=_ext_text)
+            e = cands[0]
+            for c in cands[1:]:
+                e = ("max", e, c)
+            if isinstance(e, Poly) and e.is_const():
+                out[name] = max(e.value(), 0)
+            else:
+                out[name] = _ext_text(e)
+    return out
+
+
+def infer_inputs(program) -> dict[str, object]:
+    """Pointer parameter -> element count the entry touches (see ``extents``)."""
+    return extents(analyze(program))
+
+
+def free_symbols(info: NestInfo) -> set[str]:
+    return {n for n, p in info.params.items() if p.kind != "pointer"}
