@@ -177,6 +177,97 @@ def strip_coords(n) -> None:
         strip_coords(c)
 
 
+# ------------------------------------------------------------------------------ tree rewriting
+# The one home of the "walk pycparser's child slots and put something else there" loops the
+# passes used to write out each (issue 15). Slots are named as ``Node.children()`` names them:
+# ``"stmt"``, or ``"block_items[3]"`` for an element of a list slot.
+_NOT_CHILDREN = ("coord", "__weakref__")
+_STRUCT_FIELD = {c_ast.StructRef: ("field",)}   # a field name is not a variable
+
+
+def child_slots(node) -> list[str]:
+    """The attribute names of ``node``'s child slots (node or list of nodes)."""
+    return [a for a in node.__slots__ if a not in _NOT_CHILDREN]
+
+
+def get_slot(container, key):
+    """``container[key]`` for an int key (a list slot's element), else ``container.key``."""
+    return container[key] if isinstance(key, int) else getattr(container, key)
+
+
+def set_slot(container, key, value) -> None:
+    if isinstance(key, int):
+        container[key] = value
+    else:
+        setattr(container, key, value)
+
+
+def replace_child(parent, cname: str, new) -> None:
+    """Put ``new`` in ``parent``'s child slot ``cname`` as ``children()`` names it."""
+    attr, _, index = cname.partition("[")
+    if index:
+        getattr(parent, attr)[int(index.rstrip("]"))] = new
+    else:
+        setattr(parent, attr, new)
+
+
+def _skipped(node, skip) -> tuple:
+    return next((attrs for kind, attrs in (skip or {}).items() if isinstance(node, kind)), ())
+
+
+def map_children(node, fn, skip=None):
+    """Set every child of ``node`` to ``fn(child)`` (element-wise in list slots; the lists are
+    new) and return ``node``: the one-level step of a recursive rewriter whose ``fn`` recurses.
+    ``skip`` maps node classes to slot names left alone (e.g. ``{c_ast.StructRef: ("field",)}``)."""
+    left = _skipped(node, skip)
+    for attr in child_slots(node):
+        if attr in left:
+            continue
+        v = getattr(node, attr, None)
+        if isinstance(v, c_ast.Node):
+            setattr(node, attr, fn(v))
+        elif isinstance(v, list):
+            setattr(node, attr, [fn(x) if isinstance(x, c_ast.Node) else x for x in v])
+    return node
+
+
+def replace_nodes(root, replacement, skip=None):
+    """In place, pre-order: every node strictly under ``root`` for which ``replacement(node)``
+    is not None is replaced by that value, which is not descended into. List slots are updated
+    in place. Returns ``root``."""
+    left = _skipped(root, skip)
+    for attr in child_slots(root):
+        if attr in left:
+            continue
+        v = getattr(root, attr, None)
+        if isinstance(v, c_ast.Node):
+            r = replacement(v)
+            if r is None:
+                replace_nodes(v, replacement, skip)
+            else:
+                setattr(root, attr, r)
+        elif isinstance(v, list):
+            for k, x in enumerate(v):
+                if isinstance(x, c_ast.Node):
+                    r = replacement(x)
+                    if r is None:
+                        replace_nodes(x, replacement, skip)
+                    else:
+                        v[k] = r
+    return root
+
+
+def rebuild(node, replacement, skip=None):
+    """A copy of ``node`` (the input untouched) where every node for which
+    ``replacement(node)`` is not None, ``node`` itself included, is replaced by that value.
+    Nodes on the way are shallow copies and lists are new; leaves and replacements are shared
+    unless ``replacement`` copies them."""
+    r = replacement(node)
+    if r is not None:
+        return r
+    return map_children(copy.copy(node), lambda x: rebuild(x, replacement, skip), skip)
+
+
 def _library_typedefs(code: str, typedefs: str) -> str:
     """``typedef int T;`` for each library type name the front-ends always treat as a typedef
     name (``size_t``, ``int64_t``, ``half`` ...: platforms/common/dialect.py COMMON_TYPES) that
@@ -213,24 +304,16 @@ def parse_expr(code: str, typedefs: str = ""):
 def substitute(node, mapping: dict):
     """Deep copy of ``node`` with ``ID(name)`` replaced by copies of ``mapping[name]``
     (StructRef fields untouched)."""
-    node = copy.deepcopy(node)
-    return _subst(node, mapping)
+    return _substitute_in_place(copy.deepcopy(node), mapping)
 
 
-def _subst(node, mapping):
-    if isinstance(node, c_ast.ID) and node.name in mapping:
-        return copy.deepcopy(mapping[node.name])
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        if isinstance(node, c_ast.StructRef) and attr == "field":
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            setattr(node, attr, _subst(v, mapping))
-        elif isinstance(v, list):
-            setattr(node, attr, [_subst(x, mapping) if isinstance(x, c_ast.Node) else x for x in v])
-    return node
+def _substitute_in_place(node, mapping: dict):
+    def hole(n):
+        if isinstance(n, c_ast.ID) and n.name in mapping:
+            return copy.deepcopy(mapping[n.name])
+        return None
+    whole = hole(node)
+    return whole if whole is not None else replace_nodes(node, hole, skip=_STRUCT_FIELD)
 
 
 def rename_decls(node, suffix: str) -> c_ast.Node:
@@ -239,7 +322,7 @@ def rename_decls(node, suffix: str) -> c_ast.Node:
     everywhere inside; callers pass fresh, function-private bodies."""
     declared = {n.name for n in walk(node) if isinstance(n, c_ast.Decl) and n.name}
     mapping = {d: c_ast.ID(d + suffix) for d in declared}
-    node = _subst(node, mapping)
+    node = _substitute_in_place(node, mapping)
     for n in walk(node):
         if isinstance(n, c_ast.Decl) and n.name in declared:
             n.name = n.name + suffix

@@ -311,13 +311,13 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
 
     from .argspec import parse_arg_specs
     from .ir.errors import TranslationFailed, Unverified
-    from .translate import (TranslationReport, _config_paths, check_output_path, same_file,
+    from .translate import (TranslationReport, config_paths, check_output_path, same_file,
                             translate as run_translate)
 
     if time_limit < 0 or time_limit != time_limit:
         raise UsageError(f"--time-limit {time_limit:g}: expected seconds >= 0 (0: no limit)")
     out_path = Path(out)
-    configs = [str(c) for c in _config_paths(Path(src), config)]
+    configs = [str(c) for c in config_paths(Path(src), config)]
     protected = [src, *configs]  # never removed, never overwritten
     if report_path:
         for path, what in ((src, "the source"), (out, "-o"), *((c, "the config file") for c in configs)):
@@ -348,7 +348,7 @@ def _finish_translation(report, report_path, out_path, explain, protected) -> No
     removed, SRC, the config and the report; None: remove nothing), write the report, print."""
     from pathlib import Path
 
-    from .translate import _write_atomically, is_generated, same_file
+    from .translate import write_atomically, is_generated, same_file
 
     if protected is not None and not report.written and out_path.is_file() and report.status != "verified":
         # never leave a stale OUT of an earlier run behind a failure; only files with the banner
@@ -359,7 +359,7 @@ def _finish_translation(report, report_path, out_path, explain, protected) -> No
                 _console(stderr=True).print(f"warning: cannot remove the stale {out_path}: "
                                             f"{exc.strerror or exc}", markup=False)
     if report_path:
-        _write_atomically(Path(report_path), json.dumps(report.to_json(), indent=2))
+        write_atomically(Path(report_path), json.dumps(report.to_json(), indent=2))
     con = _console(stderr=True)
     if explain:
         con.print(f"pipeline: {report.pipeline or '-'}   inputs: {report.inputs or '-'}", markup=False)

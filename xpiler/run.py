@@ -39,7 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import platforms
-from platforms.common.build_cache import _TMP_DIR, cache_dir, runtime_digest
+from platforms.common.build_cache import TMP_DIR, cache_dir, runtime_digest
 from .ir.errors import (BuildError, Coord, KernelRuntimeError, KernelTimeout, MemoryLimitExceeded,
                      OutOfBoundsAccess, StrictModeViolation, UsageError)
 from .ir.program import Param, Program
@@ -209,7 +209,7 @@ def _scan_cache(root: Path):
             st = path.lstat()
         except OSError:
             continue                      # removed by a concurrent pruner
-        if name == _TMP_DIR and stat.S_ISDIR(st.st_mode):
+        if name == TMP_DIR and stat.S_ISDIR(st.st_mode):
             try:
                 inner = sorted(os.listdir(path))
             except OSError:
@@ -369,7 +369,7 @@ def _tmp_name(kind: str) -> str:
 
 def _write_atomic(dest: Path, data: bytes) -> None:
     """Write ``dest`` via a temporary in the cache's tmp/ and a rename (readers see all or nothing)."""
-    fd, name = tempfile.mkstemp(prefix=_tmp_name("write"), dir=dest.parent / _TMP_DIR)
+    fd, name = tempfile.mkstemp(prefix=_tmp_name("write"), dir=dest.parent / TMP_DIR)
     try:
         os.fchmod(fd, 0o644)              # mkstemp's 0600 would hide it from a shared cache's users
         with os.fdopen(fd, "wb") as f:
@@ -423,7 +423,7 @@ def build(platform: str, source: str, path: str, *, strict: bool, profile: dict)
         return out, 0.0, True
     _note_fresh_build()
     pch = _precompiled_prefix(cxx, flags, include_dirs, unit)
-    tmp = Path(tempfile.mkdtemp(prefix=_tmp_name("build"), dir=root / _TMP_DIR))
+    tmp = Path(tempfile.mkdtemp(prefix=_tmp_name("build"), dir=root / TMP_DIR))
     try:
         src = tmp / "unit.cpp"
         tmp_so = tmp / "unit.so"
@@ -475,7 +475,7 @@ def _precompiled_prefix(cxx: str, flags: list[str], include_dirs, unit: str):
     if _verified(gch):
         _touch(gch)
     else:
-        tmp = Path(tempfile.mkdtemp(prefix=_tmp_name("pch"), dir=root / _TMP_DIR))
+        tmp = Path(tempfile.mkdtemp(prefix=_tmp_name("pch"), dir=root / TMP_DIR))
         try:
             tmp_h = tmp / header.name
             tmp_h.write_text(prefix)

@@ -343,7 +343,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     # file, and must be writable
     if same_file(out_path, src_path):
         raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
-    for cfg in _config_paths(src_path, config):
+    for cfg in config_paths(src_path, config):
         if same_file(out_path, cfg):
             raise UsageError(f"refusing to overwrite the config file {cfg} with -o {out}: choose another -o")
     check_output_path(out_path, "-o")
@@ -459,7 +459,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     else:
         report.status = "verified"
     if report.status == "verified" or (report.status == "unverified" and allow_unverified):
-        _write_atomically(out_path, f"{GENERATED_BANNER} from {src_path.name} ({report.pipeline}); "
+        write_atomically(out_path, f"{GENERATED_BANNER} from {src_path.name} ({report.pipeline}); "
                                     f"{report.status}.\n{contraction_note(target)}{current_text}")
         report.written = True
         try:
@@ -573,7 +573,7 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return False
 
 
-def _config_paths(src: Path, config: str | None) -> list[Path]:
+def config_paths(src: Path, config: str | None) -> list[Path]:
     """The files the verification inputs are read from: --config, else SRC's ``<stem>.json``."""
     path = Path(config) if config else src.with_suffix(".json")
     return [path] if os.path.lexists(path) else []
@@ -583,7 +583,7 @@ def check_output_path(path: Path, what: str) -> None:
     """Pre-flight check of a file about to be written (``what`` names the option): it must not
     be a directory or another non-regular file, and its nearest existing ancestor must be a
     writable directory (missing directories are created when the file is written). Raises
-    ``UsageError`` naming the path; the write itself is guarded as well (``_write_atomically``)."""
+    ``UsageError`` naming the path; the write itself is guarded as well (``write_atomically``)."""
     path = Path(path)
     try:
         mode = os.stat(path).st_mode
@@ -619,7 +619,7 @@ def _umask() -> int:
     return mask
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     """Write TEXT to PATH through a temporary file in its directory and a rename; the file gets
     the mode of a newly created one (0666 less the umask). An OSError becomes a UsageError
     naming PATH (exit 2)."""

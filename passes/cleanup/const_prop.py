@@ -286,25 +286,7 @@ def _remove(node, target) -> bool:
 
 
 def _replace_ids(node, targets: set[int], new):
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            if id(v) in targets:
-                setattr(node, attr, copy.deepcopy(new))
-            else:
-                _replace_ids(v, targets, new)
-        elif isinstance(v, list):
-            out = []
-            for x in v:
-                if isinstance(x, c_ast.Node) and id(x) in targets:
-                    out.append(copy.deepcopy(new))
-                else:
-                    if isinstance(x, c_ast.Node):
-                        _replace_ids(x, targets, new)
-                    out.append(x)
-            setattr(node, attr, out)
+    canon.replace_nodes(node, lambda n: copy.deepcopy(new) if id(n) in targets else None)
 
 
 def _run(fdef, globals_, params, limit=10000) -> int:

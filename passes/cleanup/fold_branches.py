@@ -130,15 +130,7 @@ class _Fold:
         if isinstance(e, c_ast.Decl):
             e.init = self.expr(e.init)
             return e
-        for attr in e.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            v = getattr(e, attr, None)
-            if isinstance(v, c_ast.Node):
-                setattr(e, attr, self.expr(v))
-            elif isinstance(v, list):
-                setattr(e, attr, [self.expr(x) if isinstance(x, c_ast.Node) else x for x in v])
-        return e
+        return canon.map_children(e, self.expr)
 
 
 def _run(fdef) -> int:

@@ -79,25 +79,7 @@ def _rewrite_fn(fdef) -> int:
 
 
 def _replace(node, targets: set) -> None:
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            if id(v) in targets:
-                setattr(node, attr, c_ast.Continue(v.coord))
-            else:
-                _replace(v, targets)
-        elif isinstance(v, list):
-            new = []
-            for x in v:
-                if isinstance(x, c_ast.Node) and id(x) in targets:
-                    new.append(c_ast.Continue(x.coord))
-                else:
-                    if isinstance(x, c_ast.Node):
-                        _replace(x, targets)
-                    new.append(x)
-            setattr(node, attr, new)
+    canon.replace_nodes(node, lambda n: c_ast.Continue(n.coord) if id(n) in targets else None)
 
 
 def _run(ast) -> int:

@@ -343,19 +343,7 @@ def _minus(a, b):
 
 def _replace(root, old, new) -> None:
     """Replace the node ``old`` (by identity) under ``root`` by ``new``."""
-    for n in canon.walk(root):
-        for attr in n.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            v = getattr(n, attr, None)
-            if v is old:
-                setattr(n, attr, new)
-                return
-            if isinstance(v, list):
-                for i, x in enumerate(v):
-                    if x is old:
-                        v[i] = new
-                        return
+    canon.replace_nodes(root, lambda n: new if n is old else None)
 
 
 def _rect_nest(s: c_ast.For):

@@ -378,15 +378,9 @@ class _Inliner:
                 e.rvalue = self.expr(e.rvalue, pre)
                 e.lvalue = self.expr(e.lvalue, pre)
                 return e
-        for attr in e.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            v = getattr(e, attr, None)
-            if isinstance(v, c_ast.Node) and not isinstance(v, c_ast.Typename):
-                setattr(e, attr, self.expr(v, pre))
-            elif isinstance(v, list):
-                setattr(e, attr, [self.expr(x, pre) if isinstance(x, c_ast.Node) else x for x in v])
-        return e
+        # a type name holds no expression to inline
+        return canon.map_children(e, lambda x: x if isinstance(x, c_ast.Typename)
+                                  else self.expr(x, pre))
 
     # -- expansion ----------------------------------------------------------------------
     def _bindings(self, h: _Helper, call, body_nodes) -> tuple[list, dict]:

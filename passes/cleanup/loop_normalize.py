@@ -331,19 +331,6 @@ def _slots(node):
                     yield n, a
 
 
-def _get(slot):
-    c, k = slot
-    return c[k] if isinstance(k, int) else getattr(c, k)
-
-
-def _set(slot, value) -> None:
-    c, k = slot
-    if isinstance(k, int):
-        c[k] = value
-    else:
-        setattr(c, k, value)
-
-
 def _normalize(program, ast) -> tuple[int, int, object]:
     """Rewrite every proved nest of the entry in ``ast`` (in place). Returns (rewritten,
     matched but not proved, node of the first unproved nest)."""
@@ -354,12 +341,12 @@ def _normalize(program, ast) -> tuple[int, int, object]:
     while progress:
         progress = False
         for slot in list(_slots(fdef.body)):
-            s = _get(slot)
+            s = canon.get_slot(*slot)
             m = match(s)
             if m is None:
                 continue
             new = _counted_loop(m)
-            _set(slot, new if _extents_ok(m) else _guarded(m, new))
+            canon.set_slot(*slot, new if _extents_ok(m) else _guarded(m, new))
             if _proved(program, ast, new):
                 done += 1
                 progress = True
@@ -371,7 +358,7 @@ def _normalize(program, ast) -> tuple[int, int, object]:
                     # independent
                     del c[k - 1]
                 break                       # statement positions changed: look again
-            _set(slot, s)
+            canon.set_slot(*slot, s)
             unproved += 1
             first = first or s
         if progress:

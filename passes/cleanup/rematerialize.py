@@ -373,22 +373,7 @@ def _from_tid(e, wph: Phase, tid: str):
 
 
 def _replace_reads(node, reads: dict):
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            if id(v) in reads:
-                setattr(node, attr, reads[id(v)])
-            else:
-                _replace_reads(v, reads)
-        elif isinstance(v, list):
-            for i, x in enumerate(v):
-                if isinstance(x, c_ast.Node):
-                    if id(x) in reads:
-                        v[i] = reads[id(x)]
-                    else:
-                        _replace_reads(x, reads)
+    canon.replace_nodes(node, lambda n: reads.get(id(n)))
 
 
 def _blocks(fdef):

@@ -247,15 +247,7 @@ class _Rewrite:
                     t.dim = self.expr(t.dim)
                 t = t.type
             return n
-        for attr in n.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            v = getattr(n, attr, None)
-            if isinstance(v, c_ast.Node):
-                setattr(n, attr, self.expr(v))
-            elif isinstance(v, list):
-                setattr(n, attr, [self.expr(x) if isinstance(x, c_ast.Node) else x for x in v])
-        return n
+        return canon.map_children(n, self.expr)
 
 
 def _names(ast) -> set[str]:

@@ -273,17 +273,7 @@ def _rewrite(program, apply: bool):
             env.add(prm)
 
         def go(node):
-            nonlocal count
-            for attr in node.__slots__:
-                if attr in ("coord", "__weakref__"):
-                    continue
-                v = getattr(node, attr, None)
-                if isinstance(v, c_ast.Node):
-                    new = visit(v)
-                    if new is not v:
-                        setattr(node, attr, new)
-                elif isinstance(v, list):
-                    setattr(node, attr, [visit(x) if isinstance(x, c_ast.Node) else x for x in v])
+            canon.map_children(node, visit)
 
         def visit(n):
             nonlocal count

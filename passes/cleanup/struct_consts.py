@@ -44,7 +44,7 @@ from pycparser import c_ast
 
 import passes.canon as canon
 from passes.base import PassInfo, register
-from passes.cleanup.unit_loops import _literal, const_int
+from passes.cleanup.unit_loops import literal, const_int
 from passes.cleanup.unroll_const import values
 
 NAME = "struct_consts"
@@ -243,22 +243,7 @@ def _seq(block):
 
 
 def _replace(node, reads: dict):
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            if id(v) in reads:
-                setattr(node, attr, reads[id(v)])
-            else:
-                _replace(v, reads)
-        elif isinstance(v, list):
-            for i, x in enumerate(v):
-                if isinstance(x, c_ast.Node):
-                    if id(x) in reads:
-                        v[i] = reads[id(x)]
-                    else:
-                        _replace(x, reads)
+    canon.replace_nodes(node, lambda n: reads.get(id(n)))
 
 
 def _touches(lv, names) -> bool:
@@ -290,7 +275,7 @@ def _unroll_index_loops(body, pending, limit: int = 32) -> int:
             var, t, vals = got
             done += 1
             return c_ast.Compound([canon.substitute(c_ast.Compound(canon.as_items(
-                copy.deepcopy(s.stmt))), {var: _literal(t, k)}) for k in vals])
+                copy.deepcopy(s.stmt))), {var: literal(t, k)}) for k in vals])
         if isinstance(s, c_ast.Compound):
             s.block_items = [stmt(x) for x in (s.block_items or [])]
         elif isinstance(s, (c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Label)):

@@ -117,7 +117,7 @@ def _unit_loop(s, why: list | None = None) -> tuple[str, c_ast.Node, int] | None
     return var, d.type, lo
 
 
-def _literal(t, value: int):
+def literal(t, value: int):
     words = canon.type_words(t)
     w = " ".join(words)
     if w in ("int", "signed", "signed int"):
@@ -145,7 +145,7 @@ class _Units:
         got = _unit_loop(s, self.why)
         if got is not None:
             var, t, lo = got
-            body = canon.substitute(s.stmt, {var: _literal(t, lo)})
+            body = canon.substitute(s.stmt, {var: literal(t, lo)})
             self.removed += 1
             return self.stmt(body if isinstance(body, c_ast.Compound) else c_ast.Compound([body]))
         if isinstance(s, c_ast.Compound):

@@ -30,7 +30,7 @@ from pycparser import c_ast
 
 import passes.canon as canon
 from passes.base import Option, PassInfo, register
-from passes.cleanup.unit_loops import _literal, const_int
+from passes.cleanup.unit_loops import literal, const_int
 
 NAME = "unroll_const"
 _CMP = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
@@ -132,7 +132,7 @@ class _Unroll:
             var, t, vals = got
             self.done += 1
             copies = [self.stmt(canon.substitute(c_ast.Compound(canon.as_items(s.stmt)),
-                                                 {var: _literal(t, k)})) for k in vals]
+                                                 {var: literal(t, k)})) for k in vals]
             return c_ast.Compound(copies)
         if isinstance(s, c_ast.Compound):
             s.block_items = [self.stmt(x) for x in (s.block_items or [])]

@@ -56,6 +56,7 @@ from pycparser import c_ast
 
 from xpiler.ir.errors import Coord, Diagnostic
 
+import passes.canon as canon
 import passes.lift.bang_lower as bl
 from passes.base import Option, PassInfo, register
 
@@ -112,17 +113,6 @@ def statement_slots(node):
     if isinstance(node, (c_ast.Case, c_ast.Default)):
         return [(node.stmts, i) for i in range(len(node.stmts or []))]
     return []
-
-
-def _get(container, k):
-    return container[k] if isinstance(k, int) else getattr(container, k)
-
-
-def _set(container, k, value):
-    if isinstance(k, int):
-        container[k] = value
-    else:
-        setattr(container, k, value)
 
 
 def special_call(stmt) -> c_ast.FuncCall | None:
@@ -246,14 +236,13 @@ def _elements(e, elem: int):
 
 # ------------------------------------------------------------------------------ the rewriter
 class Detensorizer:
-    """Plans (legality) and performs (rewrite) the expansion on one AST."""
+    """Expands the special instructions of one AST in place, collecting refusals."""
 
-    def __init__(self, program, arch_group: int, simd: bool = True, rewrite: bool = True, typed: bool = False):
+    def __init__(self, program, arch_group: int, simd: bool = True, typed: bool = False):
         self.program = program
         self.arch_group = arch_group
         self.simd = simd
         self.typed = typed
-        self.rewrite = rewrite
         self.diagnostics: list[Diagnostic] = []
         self.helpers: set[str] = set()
         self.counter = 0
@@ -285,12 +274,12 @@ class Detensorizer:
         slots = statement_slots(node)
         if slots:
             for container, k in slots:
-                stmt = _get(container, k)
+                stmt = canon.get_slot(container, k)
                 call = special_call(stmt)
                 if call is not None:
                     block = self._expand(call, env)
-                    if block is not None and self.rewrite:
-                        _set(container, k, block)
+                    if block is not None:
+                        canon.set_slot(container, k, block)
                     continue
                 self._stmt_tree(stmt, env)
             if isinstance(node, c_ast.If):
@@ -364,7 +353,7 @@ class Detensorizer:
                 for cname, child in node.children():
                     if isinstance(child, c_ast.ID) and child.name in argmap:
                         new = copy.deepcopy(argmap[child.name])
-                        _replace_child(node, cname, new)
+                        canon.replace_child(node, cname, new)
                     else:
                         v.visit(child)
 
@@ -424,7 +413,7 @@ class Detensorizer:
             def generic_visit(v, node):
                 for cname, child in node.children():
                     if isinstance(child, c_ast.ID) and child.name in argmap:
-                        _replace_child(node, cname, copy.deepcopy(argmap[child.name]))
+                        canon.replace_child(node, cname, copy.deepcopy(argmap[child.name]))
                     else:
                         v.visit(child)
 
@@ -449,14 +438,6 @@ class Detensorizer:
         from platforms.common.generator import expr_text
 
         return expr_text(node)
-
-
-def _replace_child(parent, cname: str, new) -> None:
-    m = re.match(r"(\w+)\[(\d+)\]$", cname)
-    if m:
-        getattr(parent, m.group(1))[int(m.group(2))] = new
-    else:
-        setattr(parent, cname, new)
 
 
 def _existing_functions(ast) -> set[str]:
@@ -500,16 +481,13 @@ def insert_helpers(ast, used: set[str]) -> None:
                 "no __bang_* / __memcpy / fill call left"),
     introduces=("xpd_* plain-C helper functions", "#pragma omp simd"),
 ))
-def detensorize(program, *, arch_group: int = 0, simd: bool = True, typed: bool = False):
+def detensorize(program, *, arch_group: int = 0, simd: bool = True, typed: bool = False,
+                plan: canon.Rewritten | None = None):
     if program.platform != "bang":
         return program
-    ast = copy.deepcopy(program.ast)
-    d = Detensorizer(program, arch_group or default_arch_group(), simd, typed=typed)
-    d.run(ast)
-    if d.diagnostics:       # legality passed, so this is an internal inconsistency
-        from passes.base import PassRefused
-
-        raise PassRefused(f"{NAME}: {d.diagnostics[0].message}", diagnostics=d.diagnostics)
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _expansion(
+        program, arch_group=arch_group, simd=simd, typed=typed))
+    ast, d = plan.ast, plan.data
     insert_helpers(ast, d.helpers)
     facts = copy.deepcopy(program.facts)
     facts.setdefault("statistics", {})[NAME] = dict(sorted(d.stats.items()))
@@ -517,12 +495,18 @@ def detensorize(program, *, arch_group: int = 0, simd: bool = True, typed: bool 
                    intrinsics=[i for i in program.intrinsics if not is_special(i)])
 
 
-@detensorize.legality
-def _detensorize_legal(program, *, arch_group: int = 0, simd: bool = True, typed: bool = False) -> list[Diagnostic]:
+def _expansion(program, *, arch_group: int = 0, simd: bool = True, typed: bool = False):
+    """The expansion run once on a copy of the AST: its refusals, or the rewritten AST with the
+    Detensorizer (helpers used, statistics) for the rewrite to emit."""
     if program.platform != "bang":
         return [Diagnostic("XP-DETENSOR-005", f"detensorize (BANG part) applies to BANG programs, not "
                            f"{program.platform}", Coord(program.path), pass_name=NAME)]
     ast = copy.deepcopy(program.ast)
-    d = Detensorizer(program, arch_group or default_arch_group(), simd, rewrite=False)
+    d = Detensorizer(program, arch_group or default_arch_group(), simd, typed=typed)
     d.run(ast)
-    return d.diagnostics
+    return d.diagnostics or canon.Rewritten(ast, d)
+
+
+@detensorize.legality
+def _detensorize_legal(program, *, arch_group: int = 0, simd: bool = True, typed: bool = False):
+    return _expansion(program, arch_group=arch_group, simd=simd, typed=typed)

@@ -180,7 +180,6 @@ def file_variables(ast) -> set[str]:
 def fold_pointer_selects(fd: c_ast.FuncDef, file_vars: set[str]) -> int:
     """Rewrites every foldable pointer select in ``fd`` in place (innermost first); returns
     how many. ``file_vars``: names the file declares as variables (not stable offsets)."""
-    from passes.lift.detensorize import _replace_child
 
     count = 0
     scope = _Scope(fd, file_vars)
@@ -192,7 +191,7 @@ def fold_pointer_selects(fd: c_ast.FuncDef, file_vars: set[str]) -> int:
             if isinstance(child, c_ast.TernaryOp):
                 new = scope.fold(child)
                 if new is not None:
-                    _replace_child(node, cname, new)
+                    canon.replace_child(node, cname, new)
                     count += 1
     go(fd.body)
     return count

@@ -99,9 +99,10 @@ from pycparser import c_ast
 
 from xpiler.ir.errors import Coord, Diagnostic
 
+import passes.canon as canon
 import passes.lift.bang_lower as bl
 from passes.base import Option, PassInfo, PassRefused, register
-from passes.lift.detensorize import is_special, statement_slots, _get, _set, used_ids
+from passes.lift.detensorize import is_special, statement_slots, used_ids
 from passes.lift.pointer_select import file_variables, fold_pointer_selects
 
 NAME = "task_recovery"
@@ -188,12 +189,11 @@ def _quote(text: str, **nodes):
 
 
 def _substitute(root, mapping: dict) -> None:
-    from passes.lift.detensorize import _replace_child
 
     def go(node):
         for cname, child in node.children():
             if isinstance(child, c_ast.ID) and child.name in mapping:
-                _replace_child(node, cname, copy.deepcopy(mapping[child.name]))
+                canon.replace_child(node, cname, copy.deepcopy(mapping[child.name]))
             else:
                 go(child)
     go(root)
@@ -206,13 +206,12 @@ class _IdMap(c_ast.NodeVisitor):
         self.m = mapping
 
     def generic_visit(self, node):
-        from passes.lift.detensorize import _replace_child
 
         for cname, child in node.children():
             if isinstance(node, c_ast.StructRef) and cname == "field":
                 continue
             if isinstance(child, c_ast.ID) and child.name in self.m:
-                _replace_child(node, cname, self.m[child.name]())
+                canon.replace_child(node, cname, self.m[child.name]())
             else:
                 self.visit(child)
 
@@ -945,11 +944,11 @@ class Lift:
 
         def visit(node):
             for container, k in statement_slots(node):
-                s = _get(container, k)
+                s = canon.get_slot(container, k)
                 if isinstance(s, c_ast.Decl) and set(s.storage or []) & set(ONCHIP):
                     sp = ONCHIP[[x for x in s.storage if x in ONCHIP][0]]
                     hoisted.extend(self._onchip_decl(s, sp, f"{fd.decl.name}_{s.name}"))
-                    _set(container, k, c_ast.EmptyStatement())
+                    canon.set_slot(container, k, c_ast.EmptyStatement())
                 elif s is not None:
                     visit(s)
         visit(fd.body)
@@ -980,12 +979,11 @@ class Lift:
 
         class V(c_ast.NodeVisitor):
             def generic_visit(v, node):
-                from passes.lift.detensorize import _replace_child
 
                 for cname, child in node.children():
                     nm = _call_name(child)
                     if nm in ("__is_mpu", "__is_ipu"):
-                        _replace_child(node, cname, c_ast.BinaryOp("==" if nm == "__is_mpu" else "!=",
+                        canon.replace_child(node, cname, c_ast.BinaryOp("==" if nm == "__is_mpu" else "!=",
                                                                    c_ast.ID("coreId"), c_ast.Constant("int", "0x80")))
                         continue
                     if nm == "__bang_printf":
@@ -996,8 +994,8 @@ class Lift:
                     v.visit(child)
         V().visit(body)
         for container, k in _all_slots(body):
-            if _call_name(_get(container, k)) in NOOP_SYNCS:
-                _set(container, k, c_ast.EmptyStatement())
+            if _call_name(canon.get_slot(container, k)) in NOOP_SYNCS:
+                canon.set_slot(container, k, c_ast.EmptyStatement())
 
     def _function(self, fd) -> list:
         spec = set(fd.decl.funcspec or [])
@@ -1172,11 +1170,10 @@ class Lift:
             return s
 
         for container, k in _all_slots(fd.body):
-            _set(container, k, rewrite_stmt(_get(container, k)))
+            canon.set_slot(container, k, rewrite_stmt(canon.get_slot(container, k)))
 
         class V(c_ast.NodeVisitor):
             def generic_visit(v, node):
-                from passes.lift.detensorize import _replace_child
 
                 for cname, child in node.children():
                     lp = launch_parts(child)
@@ -1184,7 +1181,7 @@ class Lift:
                         rname = self._runner(lp[0].name, *self._const_launch(fd, lp))
                         args = list(child.args.exprs) if child.args else []
                         new = c_ast.FuncCall(c_ast.ID(rname), c_ast.ExprList(args))
-                        _replace_child(node, cname, new)
+                        canon.replace_child(node, cname, new)
                         v.visit(new)
                         continue
                     if lp is not None:
@@ -1195,7 +1192,7 @@ class Lift:
                         args.append(kt)
                         args += list(child.args.exprs) if child.args else []
                         new = c_ast.FuncCall(c_ast.ID(f"{kernel.name}__launch"), c_ast.ExprList(args))
-                        _replace_child(node, cname, new)
+                        canon.replace_child(node, cname, new)
                         v.visit(new)
                         continue
                     nm = _call_name(child)
@@ -1207,7 +1204,7 @@ class Lift:
                     elif nm == "cnrtMemset":
                         child.name.name = "memset"
                     if isinstance(child, c_ast.ID) and child.name in FUNC_TYPES:
-                        _replace_child(node, cname, c_ast.Constant("int", str(FUNC_TYPES[child.name])))
+                        canon.replace_child(node, cname, c_ast.Constant("int", str(FUNC_TYPES[child.name])))
                         continue
                     if isinstance(child, c_ast.IdentifierType):
                         child.names = [CNRT_TYPES.get(x, x) for x in child.names]
@@ -1283,7 +1280,7 @@ def _all_slots(node):
         slots = statement_slots(n)
         out += slots
         for container, k in slots:
-            stack.append(_get(container, k))
+            stack.append(canon.get_slot(container, k))
         if not slots:
             for _, c in n.children():
                 if isinstance(c, (c_ast.Compound, c_ast.If, c_ast.For, c_ast.While, c_ast.DoWhile,
@@ -1301,9 +1298,9 @@ def _drop_empty(root) -> None:
 
 def _mark_returns(body, done: str) -> None:
     for container, k in _all_slots(body):
-        s = _get(container, k)
+        s = canon.get_slot(container, k)
         if isinstance(s, c_ast.Return):
-            _set(container, k, c_ast.Compound(_quote(f"{done}[xp_core_slot] = 1;") + [s]))
+            canon.set_slot(container, k, c_ast.Compound(_quote(f"{done}[xp_core_slot] = 1;") + [s]))
 
 
 @register(PassInfo(

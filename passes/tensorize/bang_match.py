@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pycparser import c_ast
 from pycparser.c_parser import CParser
 
+import passes.canon as canon
+
 SHAPES = {
     "vec_binary": ("dst", "src0", "src1"),
     "vec_scalar": ("dst", "src", "value"),
@@ -45,7 +47,7 @@ class Pattern:
     source: str
 
 
-def _applies(arch: str, group: int) -> bool:
+def applies(arch: str, group: int) -> bool:
     if arch in ("all", None):
         return True
     if arch.endswith("+"):
@@ -81,7 +83,7 @@ def eligible(entry: dict, group: int) -> str | None:
     for rule in entry.get("rules", []):
         if "call" in rule:
             return None
-        if _applies(rule.get("arch", "all"), group) and \
+        if applies(rule.get("arch", "all"), group) and \
                 rule["check"].replace(" ", "") != "elem_count>0":
             return None
     return shape
@@ -134,35 +136,18 @@ def _is_id(n, name: str) -> bool:
 
 
 def _subst(node, env: dict):
-    if isinstance(node, c_ast.ID) and node.name in env:
-        return copy.deepcopy(env[node.name])
-    node = copy.copy(node)
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            setattr(node, attr, _subst(v, env))
-        elif isinstance(v, list):
-            setattr(node, attr, [_subst(x, env) if isinstance(x, c_ast.Node) else x for x in v])
-    return node
+    return canon.rebuild(node, lambda n: copy.deepcopy(env[n.name])
+                         if isinstance(n, c_ast.ID) and n.name in env else None)
 
 
 def _strip_casts(node):
     """Drop casts to float / T (identity for T = float)."""
-    if isinstance(node, c_ast.Cast) and _names(node.to_type) in (["float"], ["T"]) and \
-            not isinstance(node.to_type.type, c_ast.PtrDecl):
-        return _strip_casts(node.expr)
-    node = copy.copy(node)
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            setattr(node, attr, _strip_casts(v))
-        elif isinstance(v, list):
-            setattr(node, attr, [_strip_casts(x) if isinstance(x, c_ast.Node) else x for x in v])
-    return node
+    def cast(n):
+        if isinstance(n, c_ast.Cast) and _names(n.to_type) in (["float"], ["T"]) and \
+                not isinstance(n.to_type.type, c_ast.PtrDecl):
+            return _strip_casts(n.expr)
+        return None
+    return canon.rebuild(node, cast)
 
 
 def const_value(n) -> float | None:

@@ -214,13 +214,13 @@ class _Rewriter:
         e = next((x for x in entries if x["name"] == "__bang_reduce_sum"), None)
         if e is None or "float" not in e["types"].get("T", []):
             return False
-        from passes.tensorize.bang_match import _applies
+        from passes.tensorize.bang_match import applies
 
         for r in e["rules"]:
             if "call" in r:
                 return False
             chk = r["check"].replace(" ", "")
-            if _applies(r.get("arch", "all"), self.group) and chk not in (
+            if applies(r.get("arch", "all"), self.group) and chk not in (
                     "elem_count>0&&elem_count*sizeof(T)%128==0",):
                 return False
         return True
@@ -231,22 +231,12 @@ class _Rewriter:
         self._walk(fdef.body, facts)
 
     def _walk(self, node, facts):
-        for attr in node.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            v = getattr(node, attr, None)
-            if isinstance(v, c_ast.Node):
-                self._walk(v, facts)
-                new = self._try(v, facts) if isinstance(v, c_ast.For) else None
-                if new is not None:
-                    setattr(node, attr, new)
-            elif isinstance(v, list):
-                for k, x in enumerate(v):
-                    if isinstance(x, c_ast.Node):
-                        self._walk(x, facts)
-                        new = self._try(x, facts) if isinstance(x, c_ast.For) else None
-                        if new is not None:
-                            v[k] = new
+        """Post-order: inner loops are matched before the loops around them."""
+        def visit(x):
+            self._walk(x, facts)
+            new = self._try(x, facts) if isinstance(x, c_ast.For) else None
+            return x if new is None else new
+        canon.map_children(node, visit)
 
     # -- matching ------------------------------------------------------------------------
     def _try(self, n: c_ast.For, facts: _Func):

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from xpiler.ir.errors import UsageError
 
-_TMP_DIR = "tmp"                    # temporaries of running builds, under the cache directory
+TMP_DIR = "tmp"                    # temporaries of running builds, under the cache directory
 
 
 def cache_dir() -> Path:
@@ -19,10 +19,10 @@ def cache_dir() -> Path:
     root = env or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "xpiler")
     path = Path(root) / "build"
     try:
-        if (path / _TMP_DIR).is_file():   # our own tmp/ clobbered: it holds nothing of value
-            (path / _TMP_DIR).unlink()
-        (path / _TMP_DIR).mkdir(parents=True, exist_ok=True)
-        problem = None if all(os.access(p, os.W_OK | os.X_OK) for p in (path, path / _TMP_DIR)) else \
+        if (path / TMP_DIR).is_file():   # our own tmp/ clobbered: it holds nothing of value
+            (path / TMP_DIR).unlink()
+        (path / TMP_DIR).mkdir(parents=True, exist_ok=True)
+        problem = None if all(os.access(p, os.W_OK | os.X_OK) for p in (path, path / TMP_DIR)) else \
             "permission denied (not writable)"
     except OSError as exc:
         problem = exc.strerror or str(exc)

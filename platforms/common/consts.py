@@ -10,7 +10,7 @@ import re
 
 from pycparser import c_ast
 
-from .preprocess import _safe_eval
+from .preprocess import safe_eval
 
 # numpy dtype name -> bytes
 ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1,
@@ -63,7 +63,7 @@ class ConstantTable:
                 return None
             pieces.append(piece)
         try:
-            return _safe_eval(pyast.parse(" ".join(pieces) or "None", mode="eval").body)
+            return safe_eval(pyast.parse(" ".join(pieces) or "None", mode="eval").body)
         except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
             return None
 

@@ -372,7 +372,7 @@ def param_list_without_defaults(params: str) -> str:
     return ", ".join(p for p in parts if p)
 
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[^\n]*$', re.M)
 
 
 def inline_local_includes(text: str, path: str | Path, *, _seen: set | None = None, _depth: int = 0) -> str:
@@ -401,4 +401,4 @@ def inline_local_includes(text: str, path: str | Path, *, _seen: set | None = No
         after = line_of(text, m.end()) + 1
         return f"{line_directive(1, str(inc))}\n{body}\n{line_directive(after, str(path))}"
 
-    return _INCLUDE.sub(repl, text)
+    return INCLUDE.sub(repl, text)

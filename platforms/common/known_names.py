@@ -127,9 +127,9 @@ def declared_names(program) -> set[str]:
     "x.h"`` next to it, as the emulator inlines them: the front-end does not read them)."""
     names = set(program.facts.get("defines", {}))
     if any(inc.strip().startswith('"') for inc in program.facts.get("includes", [])):
-        from .emulate_util import _INCLUDE, inline_local_includes
+        from .emulate_util import INCLUDE, inline_local_includes
 
-        lines = "\n".join(m.group(0) for m in _INCLUDE.finditer(program.source))
+        lines = "\n".join(m.group(0) for m in INCLUDE.finditer(program.source))
         try:
             text = inline_local_includes(lines, program.path)   # the headers' text only
         except (OSError, ValueError):

@@ -276,7 +276,7 @@ def eval_pp_expression(expr: str, value_of, is_defined, depth: int = 0, memo: di
         pos = m.end()
         out.append(_pp_token_to_python(tok, value_of, is_defined, depth, memo))
     text = " ".join(out) or "0"
-    return _safe_eval(pyast.parse(text, mode="eval").body)
+    return safe_eval(pyast.parse(text, mode="eval").body)
 
 
 def _pp_token_to_python(tok: str, value_of, is_defined, depth: int, memo: dict | None = None) -> str:
@@ -324,22 +324,22 @@ _CMPOPS = {pyast.Eq: lambda a, b: a == b, pyast.NotEq: lambda a, b: a != b,
            pyast.Gt: lambda a, b: a > b, pyast.GtE: lambda a, b: a >= b}
 
 
-def _safe_eval(node) -> int:
+def safe_eval(node) -> int:
     match node:
         case pyast.Constant(value=int() as v):
             return v
         case pyast.BoolOp(op=pyast.And(), values=vals):
-            return int(all(_safe_eval(v) for v in vals))
+            return int(all(safe_eval(v) for v in vals))
         case pyast.BoolOp(op=pyast.Or(), values=vals):
-            return int(any(_safe_eval(v) for v in vals))
+            return int(any(safe_eval(v) for v in vals))
         case pyast.UnaryOp(op=pyast.Not(), operand=x):
-            return int(not _safe_eval(x))
+            return int(not safe_eval(x))
         case pyast.UnaryOp(op=pyast.USub(), operand=x):
-            return -_safe_eval(x)
+            return -safe_eval(x)
         case pyast.UnaryOp(op=pyast.UAdd(), operand=x):
-            return _safe_eval(x)
+            return safe_eval(x)
         case pyast.UnaryOp(op=pyast.Invert(), operand=x):
-            return ~_safe_eval(x)
+            return ~safe_eval(x)
         case pyast.BinOp(op=op) if type(op) in _BINOPS:
             # a left-nested chain (a + b + c + ...) iteratively: a long one must not exhaust the
             # recursion limit; left to right, as the recursion would
@@ -347,14 +347,14 @@ def _safe_eval(node) -> int:
             while isinstance(node, pyast.BinOp) and type(node.op) in _BINOPS:
                 chain.append(node)
                 node = node.left
-            value = _safe_eval(node)
+            value = safe_eval(node)
             for link in reversed(chain):
-                value = _bounded(_BINOPS[type(link.op)](value, _safe_eval(link.right)))
+                value = _bounded(_BINOPS[type(link.op)](value, safe_eval(link.right)))
             return value
         case pyast.Compare(left=a, ops=[op], comparators=[b]) if type(op) in _CMPOPS:
-            return int(_CMPOPS[type(op)](_safe_eval(a), _safe_eval(b)))
+            return int(_CMPOPS[type(op)](safe_eval(a), safe_eval(b)))
         case pyast.IfExp(test=t, body=a, orelse=b):
-            return _safe_eval(a) if _safe_eval(t) else _safe_eval(b)
+            return safe_eval(a) if safe_eval(t) else safe_eval(b)
     raise ValueError("unsupported #if expression")
 
 

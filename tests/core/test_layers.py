@@ -138,3 +138,136 @@ def test_the_walk_sees_every_kind_of_import():
     assert not _platform_rule("xpiler.ir.errors", True)
     assert _ground_rule("platforms", True) and _ground_rule("xpiler.translate", True)
     assert not _ground_rule("xpiler.ir.errors", True)
+
+
+# ------------------------------------------------------------------ module boundaries and cycles
+PACKAGES = ("passes", "platforms", "xpiler")
+
+
+def _project_modules() -> dict[str, Path]:
+    return {_dotted(p): p for d in PACKAGES for p in _modules(d)}
+
+
+def _private_uses(path: Path, known: dict[str, Path]) -> list[str]:
+    name = _dotted(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return [f"{path.relative_to(ROOT)}:{v}" for v in _private_uses_in(path.read_text(), package, known)]
+
+
+def _private_uses_in(source: str, package: str, known) -> list[str]:
+    """``from m import _x`` and ``alias._x`` where ``alias`` names a project module: a private
+    name used outside the module that defines it ("line: what")."""
+    tree = ast.parse(source)
+    aliases: dict[str, str] = {}
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name in known:
+                    aliases[a.asname] = a.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")
+                up = up[:len(up) - (node.level - 1)]
+                base = ".".join(up + ([base] if base else []))
+            for a in node.names:
+                if f"{base}.{a.name}" in known:
+                    aliases[a.asname or a.name] = f"{base}.{a.name}"
+                elif a.name.startswith("_") and not a.name.startswith("__") and base in known:
+                    out.append(f"{node.lineno}: from {base} import {a.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id in aliases and node.attr.startswith("_") and \
+                not node.attr.startswith("__"):
+            out.append(f"{node.lineno}: {aliases[node.value.id]}.{node.attr}")
+    return out
+
+
+def test_no_private_name_crosses_a_module():
+    known = _project_modules()
+    assert [v for p in known.values() for v in _private_uses(p, known)] == []
+
+
+def _import_graph(known: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the project modules it imports (function-level imports included; ``from pkg
+    import sub`` is an edge to the submodule only, as that is all it runs of ``pkg`` once the
+    package is initialised)."""
+    graph: dict[str, set[str]] = {m: set() for m in known}
+    for m, path in known.items():
+        package = m if path.name == "__init__.py" else m.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")
+                    up = up[:len(up) - (node.level - 1)]
+                    base = ".".join(up + ([base] if base else []))
+                subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
+                targets = subs + ([base] if len(subs) < len(node.names) else [])
+            for t in targets:
+                while t and t not in known:
+                    t = t.rpartition(".")[0]
+                if t and t != m:
+                    graph[m].add(t)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycles():
+    assert _cycles(_import_graph(_project_modules())) == []
+
+
+def test_the_cycle_and_privacy_checks_can_fail():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+    known = {"passes.canon": None, "passes.lift": None, "passes.lift.detensorize": None}
+    probe = ("import passes.canon as canon\nfrom passes.lift import detensorize as d\n"
+             "from .detensorize import _get, used_ids\nx = canon._subst(1) + d._walk + canon.walk\n")
+    assert sorted(_private_uses_in(probe, "passes.lift", known)) == [
+        "3: from passes.lift.detensorize import _get", "4: passes.canon._subst",
+        "4: passes.lift.detensorize._walk"]

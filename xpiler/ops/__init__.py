@@ -21,24 +21,15 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import conv, elementwise, layout, llm, matrix, norm, pool, reduction
 from .check import CheckReport, OutputReport, check, make_inputs, reference, tolerance_for, \
     tolerance_table
 from .schema import CaseError, np_dtype
+from .registry import GROUPS, REGISTRY
 from .spec import OpSpec
 
 __all__ = ["REGISTRY", "OpSpec", "CaseError", "CheckReport", "OutputReport", "make_case",
            "load_case", "dump_case", "validate_case", "reference", "make_inputs", "check", "tolerance_for",
            "tolerance_table", "GROUPS", "np_dtype"]
-
-REGISTRY: dict[str, OpSpec] = {}
-for _mod in (elementwise, reduction, matrix, conv, norm, pool, layout, llm):
-    for _s in _mod.SPECS:
-        REGISTRY[_s.name] = _s
-
-GROUPS: dict[str, list[str]] = {}
-for _s in REGISTRY.values():
-    GROUPS.setdefault(_s.group, []).append(_s.name)
 
 
 def make_case(op: str, args: Iterable[int], *, name: str | None = None,
@@ -99,9 +90,9 @@ def _expand_names(names, present):
 
 def validate_case(case: dict) -> None:
     """Raise ``CaseError`` unless the case binds to its op and every shape fits."""
-    from .check import _prepare
+    from .check import prepare
 
-    spec, a, ins, outs, shapes = _prepare(case)
+    spec, a, ins, outs, shapes = prepare(case)
     import numpy as np
 
     for b in ins + outs:

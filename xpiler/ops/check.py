@@ -1,39 +1,18 @@
 """Reference evaluation, input generation and output checking for cases."""
 from __future__ import annotations
 
-import functools
 import math
-import tomllib
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from .registry import REGISTRY
 from .schema import (Bound, CaseError, bind, cast_result, fake_quant, dequantize, is_float,
                      is_int, np_dtype, quant_input_range, scalar_value, to_logical, to_stored)
-
-TOLERANCES_FILE = Path(__file__).with_name("tolerances.toml")
-
-
-@functools.lru_cache(maxsize=None)
-def _table() -> dict:
-    with open(TOLERANCES_FILE, "rb") as fh:
-        return tomllib.load(fh)
-
-
-def tolerance_table(op: str | None = None) -> dict[str, dict[str, float]]:
-    """Tolerance classes ({class: {rtol, atol, scaled}}), with ``op``'s overrides merged."""
-    t = _table()
-    classes = {k: dict(v) for k, v in t["class"].items()}
-    for k, v in t.get("op", {}).get(op or "", {}).items():
-        classes[k] = {**classes.get(k, {}), **v}
-    return classes
-
+from .tolerances import tolerance_table
 
 def _spec(case: dict):
-    from . import REGISTRY
-
     op = case.get("op")
     if op not in REGISTRY:
         raise CaseError(f"case {case.get('name')!r}: unknown op {op!r}")
@@ -52,7 +31,7 @@ def _compute_form(x: np.ndarray, b: Bound) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
 
 
-def _prepare(case: dict):
+def prepare(case: dict):
     spec = _spec(case)
     a = spec.resolve(case)
     a["op"] = spec.name
@@ -71,7 +50,7 @@ def _prepare(case: dict):
 
 
 def _raw_reference(case: dict, inputs: dict[str, np.ndarray]):
-    spec, a, ins, outs, shapes = _prepare(case)
+    spec, a, ins, outs, shapes = prepare(case)
     t: dict[str, np.ndarray] = {}
     for b in ins:
         if b.name not in inputs:
@@ -173,7 +152,7 @@ def make_inputs(case: dict, seed: int = 0) -> list:
     "random". Inout params with ``input`` hold that input's values, else zeros. Scalars:
     their ``value``. Each param draws from its own stream ``default_rng([seed, index])``.
     """
-    spec, a, ins, outs, shapes = _prepare(case)
+    spec, a, ins, outs, shapes = prepare(case)
     by_index = {b.index: b for b in ins + outs}
     args: list[Any] = []
     for i, p in enumerate(case["params"]):

@@ -79,6 +79,6 @@ class OpSpec:
     @property
     def tolerances(self) -> dict[str, dict[str, float]]:
         """Default tolerances per tolerance class for this operator (from tolerances.toml)."""
-        from .check import tolerance_table
+        from .tolerances import tolerance_table
 
         return tolerance_table(self.name)

@@ -98,21 +98,20 @@ def _coord(program, node) -> Coord:
                 "self-contained C++ (g++ -O2 -march=native -fopenmp)"),
     introduces=("#pragma omp parallel for", "#pragma omp simd", "#pragma omp atomic", "_Float16"),
 ))
-def loop_recovery(program, *, omp: bool = True):
-    try:
-        return _lift(program, omp)
-    except G.Refuse as r:       # only reachable when called without the legality check
-        d = Diagnostic(r.code, r.message, _coord(program, r.node), construct=r.construct, pass_name=PASS)
-        raise PassRefused(f"{PASS} does not apply: {r.message}", diagnostics=[d]) from None
+def loop_recovery(program, *, omp: bool = True, plan=None):
+    lifted = plan if plan is not None else _legal(program, omp=omp)
+    if isinstance(lifted, list):
+        raise PassRefused(f"{PASS} does not apply: {lifted[0].message}", diagnostics=lifted)
+    return lifted
 
 
 @loop_recovery.legality
-def _legal(program, *, omp: bool = True) -> list[Diagnostic]:
+def _legal(program, *, omp: bool = True):
+    """The lift itself, run once: the lifted Program is the plan the rewrite returns."""
     try:
-        _lift(program, omp)
+        return _lift(program, omp)
     except G.Refuse as r:
         return [Diagnostic(r.code, r.message, _coord(program, r.node), construct=r.construct, pass_name=PASS)]
-    return []
 
 
 # ----------------------------------------------------------------------------- program

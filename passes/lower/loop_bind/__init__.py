@@ -88,6 +88,9 @@ from xpiler.ir.errors import Coord, Diagnostic
 import passes.analysis.affine as affine
 import passes.canon as canon
 from passes.base import Option, PassInfo, register
+from passes.lower.loop_bind.kernel_ast import (clean, count_ast, ir_names, is_omp, loop_type,
+                                               loop_var_decls, mentions_loop, only_loop, param_decls,
+                                               parse_snippet, strip_quals, typedefs)
 
 NAME = "loop_bind"
 RETRY_TIMEOUT_MS = 30000      # second dependence test of a loop the first (3 s) did not prove
@@ -98,8 +101,8 @@ DEVICE_LIBRARY = frozenset({"memcpy", "memset", "printf", "assert"}) | affine.PU
 # types the CUDA / HIP runtime headers define (a lifted GPU program carries C stand-ins)
 RUNTIME_TYPES = frozenset("dim3 uint3 int2 int3 int4 uint2 uint4 float2 float3 float4 double2 "
                           "half __half half2 __half2 char4 uchar4 short2 ushort2".split())
-_HOST_ONLY_INCLUDES = re.compile(r"#\s*include\s*[<\"](?:immintrin|x86intrin|omp|xmmintrin|"
-                                 r"emmintrin|smmintrin|avxintrin)\.h[>\"]")
+HOST_ONLY_INCLUDES = re.compile(r"#\s*include\s*[<\"](?:immintrin|x86intrin|omp|xmmintrin|"
+                                r"emmintrin|smmintrin|avxintrin)\.h[>\"]")
 
 
 def runtime_functions(to: str) -> frozenset[str]:
@@ -382,7 +385,7 @@ class _Planner:
         out: list[Region] = []
         scope = dict(scope)
         self.asserted |= _omp_parallel_loops(items)
-        items = [s for s in items if not _is_omp(s)]
+        items = [s for s in items if not is_omp(s)]
         for k, s in enumerate(items):
             region = self._classify(s, scope)
             if region.kind == "single" and out and out[-1].kind == "single":
@@ -421,7 +424,7 @@ class _Planner:
             lp = self.info.loop_of[id(s)]
             units = []
             while _trip_count_const(lp) == 1 and self._parallel(lp).parallel:
-                inner = _only_loop(lp.node.stmt)      # an extent-1 loop around a nest
+                inner = only_loop(lp.node.stmt)      # an extent-1 loop around a nest
                 if inner is None or id(inner) not in self.info.loop_of:
                     break
                 units.append(lp)
@@ -456,9 +459,9 @@ class _Planner:
 
     def _host_bounds(self, lp: affine.LoopInfo, scope) -> bool:
         for ir in (lp.lo, lp.hi, lp.start):
-            if ir is None or _ir_names(ir, self.info) is None:
+            if ir is None or ir_names(ir, self.info) is None:
                 return False
-            if any(n not in scope for n in _ir_names(ir, self.info)):
+            if any(n not in scope for n in ir_names(ir, self.info)):
                 return False
         return True
 
@@ -500,9 +503,9 @@ class _Planner:
         v = self._parallel(inner)
         if not v.parallel or set(v.private) != set(private):
             return band
-        if any(_mentions_loop(ir, lp.uid) for ir in (inner.lo, inner.hi, inner.start)):
+        if any(mentions_loop(ir, lp.uid) for ir in (inner.lo, inner.hi, inner.start)):
             return band
-        if any(_ir_names(ir, self.info) is None for ir in (inner.lo, inner.hi, inner.start)):
+        if any(ir_names(ir, self.info) is None for ir in (inner.lo, inner.hi, inner.start)):
             return band
         return band + [inner]
 
@@ -556,7 +559,7 @@ class _Planner:
                       if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.TypeDecl)}
             for lp in r.loops:               # bounds may use names the body does not
                 for ir in (lp.lo, lp.hi, lp.start):
-                    for n in _ir_names(ir, self.info) or ():
+                    for n in ir_names(ir, self.info) or ():
                         if n in scope and n not in [p[0] for p in r.params]:
                             r.params.append((n, self._param_type(n, scope[n])))
         order = {p.name: k for k, p in enumerate(self.entry.params)}
@@ -573,8 +576,8 @@ class _Planner:
                 r.block = max(32, (count + 31) // 32 * 32) if count > 0 else 32
                 r.block = min(r.block, self.block) if self.block >= 32 else self.block
             symbolic = count is None
-            wide = any(_loop_type(lp) not in ("int", "unsigned", "unsigned int", "short",
-                                              "char", "int32_t", "uint32_t")
+            wide = any(loop_type(lp) not in ("int", "unsigned", "unsigned int", "short",
+                                             "char", "int32_t", "uint32_t")
                        for lp in r.loops)
             cont = any(k == "continue" for lp in r.loops for k, _ in lp.escapes)
             r.stride = cont or (symbolic and (len(r.loops) > 1 or wide)) or (
@@ -683,7 +686,7 @@ class _Planner:
             return p.type
         from platforms.common.generator import type_text
         t = copy.deepcopy(decl.type)
-        _strip_quals(t)
+        strip_quals(t)
         return type_text(t)
 
     def _mark_helper(self, name: str) -> None:
@@ -729,7 +732,7 @@ def _scratch_param_type(decl: c_ast.Decl) -> str:
     """Kernel parameter type of a scratch array: a pointer to its element (1-D) or row."""
     from platforms.common.generator import type_text
     inner = copy.deepcopy(decl.type.type)
-    _strip_quals(inner)
+    strip_quals(inner)
     return type_text(c_ast.PtrDecl([], inner))
 
 
@@ -742,7 +745,7 @@ def _scratch_alloc(decl: c_ast.Decl, rt) -> list:
     ``sizeof(decl)`` bytes holding a copy of the host array (its initialiser or, for a
     ``static`` array, the values the previous call left)."""
     d = _scratch_name(decl.name)
-    return _parse_snippet(
+    return parse_snippet(
         f"char *{d} = 0; {rt.malloc}((void **)&{d}, sizeof({decl.name}));"
         f"{rt.memcpy}({d}, {decl.name}, sizeof({decl.name}), {rt.h2d});")
 
@@ -755,7 +758,7 @@ def _scratch_release(decl: c_ast.Decl, rt) -> list:
     if "static" in (decl.storage or []) and "const" not in (decl.quals or []):
         code += f"{rt.memcpy}({decl.name}, {d}, sizeof({decl.name}), {rt.d2h});"
     code += f"{rt.free}({d});"
-    return _parse_snippet(code)
+    return parse_snippet(code)
 
 
 def _assigned_names(body) -> set[str]:
@@ -806,26 +809,6 @@ def _is_loop_decl(decl, info) -> bool:
                for lp in info.loops)
 
 
-def _strip_quals(t) -> None:
-    while t is not None:
-        if hasattr(t, "quals"):
-            t.quals = [q for q in t.quals if q not in ("const", "volatile", "__restrict__",
-                                                       "__restrict", "restrict")]
-        t = getattr(t, "type", None)
-
-
-def _loop_type(lp: affine.LoopInfo) -> str:
-    d = lp.node.init.decls[0]
-    return " ".join(affine.type_names(d.type))
-
-
-def _only_loop(stmt):
-    """The For that is the whole of ``stmt`` (alone in a block), else None."""
-    if isinstance(stmt, c_ast.Compound) and len(stmt.block_items or []) == 1:
-        stmt = stmt.block_items[0]
-    return stmt if isinstance(stmt, c_ast.For) else None
-
-
 _COLLAPSE = re.compile(r"\bcollapse\s*\(\s*(\d+)\s*\)")
 
 
@@ -847,7 +830,7 @@ def _omp_parallel_loops(items) -> set[int]:
         while loop is not None and depth > 0:
             out.add(id(loop))
             depth -= 1
-            loop = _only_loop(loop.stmt)
+            loop = only_loop(loop.stmt)
     return out
 
 
@@ -862,10 +845,6 @@ def _interacting(node) -> bool:
     return False
 
 
-def _is_omp(s) -> bool:
-    return isinstance(s, c_ast.Pragma) and s.string.strip().startswith("omp")
-
-
 def _trip_count_const(lp: affine.LoopInfo) -> int | None:
     lo, hi = affine.to_poly(lp.lo), affine.to_poly(lp.hi)
     if lo is None or hi is None or not (hi - lo).is_const():
@@ -875,269 +854,66 @@ def _trip_count_const(lp: affine.LoopInfo) -> int | None:
     return max(0, (span + s - 1) // s)
 
 
-def _mentions_loop(ir, uid: str) -> bool:
-    if isinstance(ir, tuple):
-        if ir[:2] == ("v", uid):
-            return True
-        return any(_mentions_loop(x, uid) for x in ir[1:])
-    return False
-
-
-def _ir_names(ir, info) -> list[str] | None:
-    """Names of host values an IR reads (None if it needs a value only the device has)."""
-    out: list[str] = []
-
-    def walk(x) -> bool:
-        if not isinstance(x, tuple):
-            return True
-        tag = x[0]
-        if tag == "s":
-            out.append(x[1])
-        elif tag in ("v", "l"):
-            var = info.locals.get(x[1])
-            if var is None:
-                return False
-            out.append(var.name)
-        elif tag != "c":
-            return all(walk(y) for y in x[1:])
-        return True
-
-    return out if walk(ir) else None
-
-
 # ------------------------------------------------------------------------------ AST build
-def _parse_snippet(code: str) -> list:
-    """Statements of ``code`` parsed as plain C (template text of this pass, no source)."""
-    from pycparser.c_parser import CParser
-
-    ast = CParser().parse("void __xp_tmpl(void) {\n" + code + "\n}")
-    items = ast.ext[-1].body.block_items or []
-    for it in items:
-        _strip_coords(it)
-    return items
-
-
-def _strip_coords(n) -> None:
-    n.coord = None
-    for _, c in n.children():
-        _strip_coords(c)
-
-
-def _fill(node, holes: dict):
-    """Replace ``ID(hole)`` by deep copies of the given nodes (in place; returns node)."""
-    def sub(x):
-        if isinstance(x, c_ast.ID) and x.name in holes:
-            return copy.deepcopy(holes[x.name])
-        return None
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            r = sub(v)
-            if r is not None:
-                setattr(node, attr, r)
-            else:
-                _fill(v, holes)
-        elif isinstance(v, list):
-            for k, x in enumerate(v):
-                if isinstance(x, c_ast.Node):
-                    r = sub(x)
-                    if r is not None:
-                        v[k] = r
-                    else:
-                        _fill(x, holes)
-    return node
-
-
-def _ir_ast(ir, info):
-    tag = ir[0]
-    if tag == "c":
-        return c_ast.Constant("int", str(ir[1]))
-    if tag == "s":
-        return c_ast.ID(ir[1])
-    if tag in ("v", "l"):
-        return c_ast.ID(info.locals[ir[1]].name)
-    if tag == "neg":
-        return c_ast.UnaryOp("-", _ir_ast(ir[1], info))
-    if tag == "?":
-        return c_ast.TernaryOp(_cond_ast(ir[1], info), _ir_ast(ir[2], info), _ir_ast(ir[3], info))
-    if tag == "fdiv":
-        return c_ast.BinaryOp(">>", _ir_ast(ir[1], info),
-                              c_ast.Constant("int", str(ir[2][1].bit_length() - 1)))
-    if tag == "fmod":
-        return c_ast.BinaryOp("&", _ir_ast(ir[1], info), c_ast.Constant("int", str(ir[2][1] - 1)))
-    return c_ast.BinaryOp(tag, _ir_ast(ir[1], info), _ir_ast(ir[2], info))
-
-
-def _cond_ast(c, info):
-    if c[0] in ("&&", "||"):
-        return c_ast.BinaryOp(c[0], _cond_ast(c[1], info), _cond_ast(c[2], info))
-    if c[0] == "!":
-        return c_ast.UnaryOp("!", _cond_ast(c[1], info))
-    return c_ast.BinaryOp(c[0], _ir_ast(c[1], info), _ir_ast(c[2], info))
-
-
-def _count_ast(lp: affine.LoopInfo, info):
-    """Trip count ``(hi - lo + s - 1) / s`` of a canonical loop, in 64-bit arithmetic."""
-    s = abs(lp.step)
-    hi, lo = affine.to_poly(lp.hi), affine.to_poly(lp.lo)
-    if hi is not None and lo is not None and _poly_ok(hi - lo):
-        span = hi - lo + affine.Poly.const(s - 1)
-        e = _poly_ast(span, info, wide=True)
-        return e if s == 1 else c_ast.BinaryOp("/", e, c_ast.Constant("int", str(s)))
-    (e,) = _parse_snippet(f"__xp_r = ((long long)(__xp_hi) - (long long)(__xp_lo) + {s - 1}) / {s};")
-    return _fill(e, {"__xp_hi": _ir_ast(lp.hi, info), "__xp_lo": _ir_ast(lp.lo, info)}).rvalue
-
-
-def _poly_ok(p) -> bool:
-    return all(not k.startswith("a:") for k in p.keys())
-
-
-def _ll(e):
-    return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
-        None, [], None, c_ast.IdentifierType(["long", "long"]))), e)
-
-
-def _poly_ast(p, info, wide: bool):
-    """AST of a Poly over scalars / loop variables; ``wide``: each term in long long."""
-    if not p.t:
-        return c_ast.Constant("int", "0")
-    out = None
-    for m in sorted(p.t, key=lambda m: (-len(m), m)):
-        c = p.t[m]
-        factors = []
-        for key in m:
-            kind, _, rest = key.partition(":")
-            factors.append(c_ast.ID(rest if kind == "s" else info.locals[rest].name))
-        mag = abs(c)
-        if mag != 1 or not factors:
-            factors.insert(0, c_ast.Constant("int", str(mag)))
-        if wide:
-            factors[0] = _ll(factors[0])
-        term = factors[0]
-        for f in factors[1:]:
-            term = c_ast.BinaryOp("*", term, f)
-        if out is None:
-            out = term if c > 0 else c_ast.UnaryOp("-", term)
-        else:
-            out = c_ast.BinaryOp("+" if c > 0 else "-", out, term)
-    return out
-
-
-def _clean(stmt):
-    """Deep copy of a source statement without OpenMP pragmas."""
-    stmt = copy.deepcopy(stmt)
-
-    class V(c_ast.NodeVisitor):
-        def generic_visit(v, n):
-            for attr in ("block_items",):
-                items = getattr(n, attr, None)
-                if isinstance(items, list):
-                    n.block_items = [x for x in items if not _is_omp(x)]
-            for c in n:
-                v.visit(c)
-
-    V().visit(stmt)
-    return stmt
-
-
-def _param_decls(params) -> str:
-    out = []
-    for name, t in params:
-        t = t.strip()
-        if "(*)" in t:                   # pointer to a row: float (*p)[64]
-            out.append(t.replace("(*)", f"(*{name})", 1))
-        else:
-            out.append(f"{t}{name}" if t.endswith("*") else f"{t} {name}")
-    return ", ".join(out) or "void"
-
-
-def _loop_var_decls(loops, info, idx) -> list:
-    """Declarations of the bound loops' variables from their linear indices ``idx``
-    (``__xp_k0``, ``__xp_k1`` -> index expressions): ``T v = (T) (start + k * step);``."""
-    var_decls = []
-    for k, lp in enumerate(loops):
-        d = copy.deepcopy(lp.node.init.decls[0])
-        _strip_coords(d)
-        tname = " ".join(affine.type_names(d.type))
-        start = affine.to_poly(lp.start)
-        if start is not None and _poly_ok(start):
-            start_ast = None if not start.t else _poly_ast(start, info, wide=True)
-        else:
-            start_ast = _ll(_ir_ast(lp.start, info))
-        step = idx[f"__xp_k{k}"]
-        if lp.step != 1:
-            step = c_ast.BinaryOp("*", step, c_ast.Constant("int", str(lp.step)))
-        value = step if start_ast is None else c_ast.BinaryOp("+", start_ast, step)
-        (tmpl,) = _parse_snippet("__xp_x = (int)(__xp_v);")
-        tmpl = _fill(tmpl, {"__xp_v": value}).rvalue
-        tmpl.to_type = c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
-                                      c_ast.IdentifierType(tname.split())))
-        d.init = tmpl
-        var_decls.append(d)
-    return var_decls
-
-
 def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
     from pycparser.c_parser import CParser
 
     # restrict qualifiers are dropped: pycparser reads neither __restrict nor __restrict__, and
     # C++ (CUDA / HIP) has no `restrict`; without them the kernel only promises less aliasing
     params = [(n, re.sub(r"\b(?:__restrict__|__restrict|restrict)\b", " ", t)) for n, t in region.params]
-    head = f"void {region.name}({_param_decls(params)}) {{ }}"
+    head = f"void {region.name}({param_decls(params)}) {{ }}"
     try:
-        fdef = CParser().parse(_typedefs(params) + head).ext[-1]
+        fdef = CParser().parse(typedefs(params) + head).ext[-1]
     except Exception:                    # unusual parameter types: refuse, do not guess
         raise BindError("XP-BIND-003", f"cannot declare kernel parameters "
-                        f"({_param_decls(region.params)})")
-    _strip_coords(fdef)
+                        f"({param_decls(region.params)})")
+    canon.strip_coords(fdef)
     fdef.decl.funcspec = ["__global__"]
     if region.kind == "single":
-        items = [_clean(s) for s in region.stmts]
+        items = [clean(s) for s in region.stmts]
         fdef.body.block_items = items
         return fdef
     loops = region.loops
     if region.sched is not None:
         return _kernel_def_blocks(fdef, region, info)
-    body = _clean(loops[-1].node.stmt)
+    body = clean(loops[-1].node.stmt)
     decls = []
     if len(loops) == 1:
         idx = {"__xp_k0": c_ast.ID("__xp_t")}
     else:
         idx = {"__xp_k0": c_ast.BinaryOp("/", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1")),
                "__xp_k1": c_ast.BinaryOp("%", c_ast.ID("__xp_t"), c_ast.ID("__xp_e1"))}
-        (e1,) = _parse_snippet("const long long __xp_e1 = 0;")
-        e1.init = _count_ast(loops[1], info)
+        (e1,) = parse_snippet("const long long __xp_e1 = 0;")
+        e1.init = count_ast(loops[1], info)
         decls.append(e1)
-    (n_decl,) = _parse_snippet("const long long __xp_n = 0;")
-    n_decl.init = _count_ast(loops[0], info)
+    (n_decl,) = parse_snippet("const long long __xp_n = 0;")
+    n_decl.init = count_ast(loops[0], info)
     if len(loops) == 2:
         n_decl.init = c_ast.BinaryOp("*", n_decl.init, c_ast.ID("__xp_e1"))
     decls.append(n_decl)
-    var_decls = _loop_var_decls(loops, info, idx)
+    var_decls = loop_var_decls(loops, info, idx)
     unit_decls = []
     for name, decl in region.private.items():   # privatised arrays: one copy per iteration
         d = copy.deepcopy(decl)
-        _strip_coords(d)
+        canon.strip_coords(d)
         d.storage = [x for x in (d.storage or []) if x != "static"]
         d.init = None
         unit_decls.append(d)
     for lp in region.units:              # extent-1 loops around the band: their one value
         d = copy.deepcopy(lp.node.init.decls[0])
-        _strip_coords(d)
+        canon.strip_coords(d)
         unit_decls.append(d)
     inner = c_ast.Compound(unit_decls + var_decls +
                            (body.block_items or [] if isinstance(body, c_ast.Compound)
                             else [body]))
     if region.stride:
-        (loop,) = _parse_snippet(
+        (loop,) = parse_snippet(
             "for (long long __xp_t = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
             "__xp_t < __xp_n; __xp_t += (long long)gridDim.x * blockDim.x) { }")
         loop.stmt = inner
         fdef.body.block_items = decls + [loop]
     else:
-        (t_decl, guard) = _parse_snippet(
+        (t_decl, guard) = parse_snippet(
             "const long long __xp_t = (long long)blockIdx.x * blockDim.x + threadIdx.x;"
             "if (__xp_t < __xp_n) { }")
         guard.iftrue = inner
@@ -1151,30 +927,18 @@ def _kernel_def_blocks(fdef, region: Region, info) -> c_ast.FuncDef:
     schedule of ``loop_bind_blocks`` (rewrite; the schedule is the legality)."""
     import passes.lower.loop_bind.blocks as blocks
     lp = region.loops[0]
-    shared, body = blocks.build(region.sched, _clean, info)
-    (n_decl, loop) = _parse_snippet(
+    shared, body = blocks.build(region.sched, clean, info)
+    (n_decl, loop) = parse_snippet(
         "const long long __xp_n = 0;"
         "for (long long __xp_b = blockIdx.x; __xp_b < __xp_n; __xp_b += gridDim.x) { }")
-    n_decl.init = _count_ast(lp, info)
-    var_decls = _loop_var_decls([lp], info, {"__xp_k0": c_ast.ID("__xp_b")})
+    n_decl.init = count_ast(lp, info)
+    var_decls = loop_var_decls([lp], info, {"__xp_k0": c_ast.ID("__xp_b")})
     loop.stmt = c_ast.Compound(var_decls + body)
     fdef.body.block_items = shared + [n_decl, loop]
     return fdef
 
 
-def _typedefs(params) -> str:
-    """Typedef lines that let plain pycparser read the parameter types."""
-    known = set("void char short int long float double signed unsigned const volatile "
-                "restrict __restrict__ _Bool bool".split())
-    out = []
-    for _, t in params:
-        for w in re.findall(r"[A-Za-z_]\w*", t):
-            if w not in known and f"typedef int {w};" not in out:
-                out.append(f"typedef int {w};")
-    return "\n".join(out) + "\n"
-
-
-def _device_value(name: str, ptype: str | None, info, scratch, aliases):
+def device_value(name: str, ptype: str | None, info, scratch, aliases):
     """Host expression for the device counterpart of a pointer-valued host name: ``d_P`` for
     a pointer parameter, the scratch buffer for a host array, the rebased initialiser for a
     host pointer local (``A + bb * I * J`` -> ``d_A + bb * I * J``); None for other names."""
@@ -1187,34 +951,18 @@ def _device_value(name: str, ptype: str | None, info, scratch, aliases):
         from platforms.common.generator import type_text
         decl = aliases[name]
         e = copy.deepcopy(decl.init)
-        _strip_coords(e)
+        canon.strip_coords(e)
 
         def sub(n):
-            for attr in n.__slots__:
-                if attr in ("coord", "__weakref__"):
-                    continue
-                v = getattr(n, attr, None)
-                if isinstance(v, c_ast.ID):
-                    r = _device_value(v.name, None, info, scratch, aliases)
-                    if r is not None:
-                        setattr(n, attr, r)
-                elif isinstance(v, c_ast.Node):
-                    sub(v)
-                elif isinstance(v, list):
-                    for k, x in enumerate(v):
-                        if isinstance(x, c_ast.ID):
-                            r = _device_value(x.name, None, info, scratch, aliases)
-                            if r is not None:
-                                v[k] = r
-                        elif isinstance(x, c_ast.Node):
-                            sub(x)
+            canon.replace_nodes(n, lambda x: device_value(x.name, None, info, scratch, aliases)
+                                if isinstance(x, c_ast.ID) else None)
 
         if isinstance(e, c_ast.ID):
-            e = _device_value(e.name, None, info, scratch, aliases) or e
+            e = device_value(e.name, None, info, scratch, aliases) or e
         else:
             sub(e)
         t = copy.deepcopy(decl.type)
-        _strip_quals(t)
+        strip_quals(t)
         return c_ast.Cast(_typename_of(ptype or type_text(t)), e)
     return None
 
@@ -1224,15 +972,15 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
     per-block scratch gets a buffer of grid x slice bytes around its launch."""
     args = []
     for n, t in region.params:
-        dev = _device_value(n, t, info, scratch or {}, aliases or {})
+        dev = device_value(n, t, info, scratch or {}, aliases or {})
         args.append(dev if dev is not None else c_ast.ID(n))
     if region.kind == "single":
         grid, blk = _dim3(c_ast.Constant("int", "1")), _dim3(c_ast.Constant("int", "1"))
         return [_launch(region.name, grid, blk, args)]
     loops = region.loops
-    n = _count_ast(loops[0], info)
+    n = count_ast(loops[0], info)
     if len(loops) == 2:
-        n = c_ast.BinaryOp("*", n, _count_ast(loops[1], info))
+        n = c_ast.BinaryOp("*", n, count_ast(loops[1], info))
     b = region.block
     cap = STRIDE_GRID if region.stride else MAX_GRID
     per = b                              # iterations per block
@@ -1241,7 +989,7 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
         if region.sched.scratch_bytes:
             from passes.lower.loop_bind.blocks import SCRATCH_BUDGET
             cap = max(1, min(STRIDE_GRID, SCRATCH_BUDGET // region.sched.scratch_bytes))
-    stmts = _parse_snippet(
+    stmts = parse_snippet(
         f"const long long __xp_n{k} = 0;"
         f"if (__xp_n{k} > 0) {{ long long __xp_g{k} = (__xp_n{k} + {per - 1}) / {per};"
         f" if (__xp_g{k} > {cap}) __xp_g{k} = {cap}; }}")
@@ -1253,11 +1001,11 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
     if region.sched is not None and region.sched.scratch_bytes:
         from platforms.common.hostgen import CUDA_RUNTIME
         rt = rt or CUDA_RUNTIME
-        body += _parse_snippet(
+        body += parse_snippet(
             f"char *__xp_scratch = 0; {rt.malloc}((void **)&__xp_scratch, "
             f"(unsigned long long) __xp_g{k} * {region.sched.scratch_bytes});")
         body.append(_launch(region.name, grid, blk, args))
-        body += _parse_snippet(f"{rt.free}(__xp_scratch);")
+        body += parse_snippet(f"{rt.free}(__xp_scratch);")
     else:
         body.append(_launch(region.name, grid, blk, args))
     return [c_ast.Compound(stmts)]
@@ -1266,9 +1014,9 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
 def _typename_of(text: str):
     """``Typename`` node of a type spelling (parameter types of this pass)."""
     from pycparser.c_parser import CParser
-    ast = CParser().parse(_typedefs([("", text)]) + f"void __xp_tmpl(void) {{ ({text}) 0; }}")
+    ast = CParser().parse(typedefs([("", text)]) + f"void __xp_tmpl(void) {{ ({text}) 0; }}")
     t = ast.ext[-1].body.block_items[0].to_type
-    _strip_coords(t)
+    canon.strip_coords(t)
     return t
 
 
@@ -1318,33 +1066,22 @@ def _launch(kernel: str, grid, block, args):
                 "__xp_d_<array> device scratch buffers for host arrays"),
 ))
 def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "",
-              levels: int = 1):
+              levels: int = 1, plan: BindPlan | None = None):
     import platforms
     from platforms import parse as parse_source
 
-    from passes.base import PassRefused
-    program, stuck = _free_device_names(program)
-    if stuck:
-        d = _wrapper_clash(program, stuck)
-        raise PassRefused(d.message, diagnostics=[d])
-    the_plan, problems = plan(program, block, _given_extents(program, extents), levels,
-                              _shared_limit(to))
-    if the_plan is None:
-        raise PassRefused(problems[0].message, diagnostics=problems)
-    info = the_plan.info
+    bound = canon.plan_or_refuse(NAME, plan if plan is not None else bind_plan(
+        program, to=to, block=block, extents=extents, levels=levels))
+    program, the_plan, kernels, host_items = (bound.program, bound.schedule, bound.kernels,
+                                              bound.host_items)
     backend = platforms.module(to, "backend")
-    kernels: list[c_ast.FuncDef] = []
-    from platforms.common.hostgen import CUDA_RUNTIME, HIP_RUNTIME
-    rt = HIP_RUNTIME if to == "hip" else CUDA_RUNTIME
-    host_items = _lower_regions(the_plan.regions, info, kernels, [0], the_plan.scratch, rt,
-                                the_plan.aliases)
     sizes = {n: str(v) for n, v in the_plan.sizes.items()}
     marker = "__xp_marker_kernel"
     host_text = backend.emit_host_entry(program.entry.name, list(program.entry.params), marker,
                                         {"grid": ("1",), "block": ("1",)}, sizes=sizes)
     host_prog = parse_source(host_text, to, "<hostgen>")
     host_fn = next(e for e in host_prog.ast.ext if isinstance(e, c_ast.FuncDef))
-    _strip_coords(host_fn)
+    canon.strip_coords(host_fn)
     items = host_fn.body.block_items
     at = next(k for k, s in enumerate(items) if _is_marker_launch(s, marker))
     # hostgen's "dim3 grid(...); dim3 block(...);" precede its launch: ours replace all three
@@ -1378,7 +1115,7 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     facts = copy.deepcopy(program.facts)
     preamble = [l for l in host_prog.facts.get("preamble", [])]
     for line in program.facts.get("preamble", []):
-        if _HOST_ONLY_INCLUDES.search(line) or line in preamble:
+        if HOST_ONLY_INCLUDES.search(line) or line in preamble:
             continue
         preamble.append(line)
     facts["preamble"] = preamble
@@ -1400,9 +1137,21 @@ def _target_path(path: str, to: str) -> str:
     return stem + (".cu" if to == "cuda" else ".hip")
 
 
-@loop_bind.legality
-def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256,
-                     extents: str = "", levels: int = 1) -> list[Diagnostic]:
+@dataclass
+class BindPlan:
+    """What the check proved and built, for the rewrite to emit (passes/base.py: plans):
+    ``program`` with the locals that clash with the host wrapper renamed, its ``schedule``
+    (the regions and facts of ``plan``), and the lowered ``kernels`` and ``host_items``."""
+
+    program: object
+    schedule: Plan
+    kernels: list
+    host_items: list
+
+
+def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
+              levels: int = 1) -> BindPlan | list[Diagnostic]:
+    """The analysis and lowering of ``loop_bind``, run once: a BindPlan, or the refusals."""
     if to not in ("cuda", "hip"):
         return [_diag(program, "XP-BIND-003", f"loop_bind targets cuda or hip, not {to}")]
     try:
@@ -1415,12 +1164,21 @@ def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256,
     the_plan, problems = plan(program, block, given, levels, _shared_limit(to))
     if the_plan is None:
         return problems
+    from platforms.common.hostgen import CUDA_RUNTIME, HIP_RUNTIME
+    kernels: list[c_ast.FuncDef] = []
     try:
-        _lower_regions(the_plan.regions, the_plan.info, [], [0], the_plan.scratch, None,
-                       the_plan.aliases)
+        host_items = _lower_regions(the_plan.regions, the_plan.info, kernels, [0],
+                                    the_plan.scratch, HIP_RUNTIME if to == "hip" else CUDA_RUNTIME,
+                                    the_plan.aliases)
     except BindError as exc:
         return [_diag(program, exc.code, exc.message, exc.node)]
-    return []
+    return BindPlan(program, the_plan, kernels, host_items)
+
+
+@loop_bind.legality
+def _loop_bind_legal(program, *, to: str = "cuda", block: int = 256,
+                     extents: str = "", levels: int = 1):
+    return bind_plan(program, to=to, block=block, extents=extents, levels=levels)
 
 
 def _free_device_names(program):
@@ -1494,12 +1252,12 @@ def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt
     for r in regions:
         if r.kind == "host":
             for s in r.stmts:
-                out.append(_clean(s))
+                out.append(clean(s))
                 if isinstance(s, c_ast.Decl) and scratch.get(s.name) is s:
                     out += _scratch_alloc(s, rt)
                     mine.append(s)
         elif r.kind == "hostloop":
-            loop = _clean(r.stmts[0])
+            loop = clean(r.stmts[0])
             loop.stmt = c_ast.Compound(_lower_regions(r.inner, info, kernels, counter,
                                                       scratch, rt, aliases))
             out.append(loop)

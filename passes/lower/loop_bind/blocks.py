@@ -55,6 +55,10 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 import passes.analysis.affine as affine
+from passes.canon import strip_coords
+from passes.lower.loop_bind.kernel_ast import (count_ast, fill, ir_names, loop_var_decls, mentions_loop,
+                                               only_loop, param_decls, parse_snippet, strip_quals,
+                                               typedefs)
 
 MIN_BLOCK = 64
 WARP = 32
@@ -477,19 +481,18 @@ class _Scheduler:
         with bounds that do not depend on the band's variables (a rectangular band, run as
         one collapsed thread-strided index; distinct points of the band are independent as
         each loop carries no dependence at its level)."""
-        from passes.lower.loop_bind import _ir_names, _mentions_loop, _only_loop
         band = [lp]
         node = s
         while True:
-            inner = _only_loop(node.stmt)
+            inner = only_loop(node.stmt)
             if inner is None or id(inner) not in self.info.loop_of:
                 return band
             ilp = self.info.loop_of[id(inner)]
             if not self._parallel(inner, ilp):
                 return band
             irs = (ilp.lo, ilp.hi, ilp.start)
-            if any(_ir_names(ir, self.info) is None for ir in irs) or \
-                    any(_mentions_loop(ir, o.uid) for ir in irs for o in band):
+            if any(ir_names(ir, self.info) is None for ir in irs) or \
+                    any(mentions_loop(ir, o.uid) for ir in irs for o in band):
                 return band
             band.append(ilp)
             node = inner
@@ -652,9 +655,8 @@ def _strided(loop: c_ast.For, lp) -> c_ast.For:
 
 
 def _innermost(loop: c_ast.For, depth: int) -> c_ast.For:
-    from passes.lower.loop_bind import _only_loop
     for _ in range(depth - 1):
-        loop = _only_loop(loop.stmt)
+        loop = only_loop(loop.stmt)
     return loop
 
 
@@ -662,14 +664,12 @@ def _collapsed(body, band, info) -> c_ast.Compound:
     """A rectangular parallel band as one thread-strided index over the product of its trip
     counts: ``{ const long long c1 = n1; ...; for (long long j = threadIdx.x; j < c0 * c1 ...;
     j += blockDim.x) { T0 v0 = (T0) (s0 + j / (c1 * c2) * d0); ...; body } }``."""
-    from passes.lower.loop_bind import _count_ast, _loop_var_decls, _parse_snippet
     decls, counts = [], []
     for k, lp in enumerate(band):
-        (d,) = _parse_snippet(f"const long long __xp_c{k} = 0;")
-        n = _count_ast(lp, info)
-        (clamp,) = _parse_snippet("__xp_r = (__xp_x) > 0 ? (__xp_x) : 0;")
-        from passes.lower.loop_bind import _fill
-        d.init = _fill(clamp, {"__xp_x": n}).rvalue
+        (d,) = parse_snippet(f"const long long __xp_c{k} = 0;")
+        n = count_ast(lp, info)
+        (clamp,) = parse_snippet("__xp_r = (__xp_x) > 0 ? (__xp_x) : 0;")
+        d.init = fill(clamp, {"__xp_x": n}).rvalue
         decls.append(d)
         counts.append(c_ast.ID(f"__xp_c{k}"))
     total = counts[0]
@@ -687,11 +687,11 @@ def _collapsed(body, band, info) -> c_ast.Compound:
         if k > 0:
             e = c_ast.BinaryOp("%", e, counts[k])
         idx[f"__xp_k{k}"] = e
-    (loop,) = _parse_snippet("for (long long __xp_j = threadIdx.x; __xp_j < __xp_m; "
-                             "__xp_j += blockDim.x) { }")
+    (loop,) = parse_snippet("for (long long __xp_j = threadIdx.x; __xp_j < __xp_m; "
+                            "__xp_j += blockDim.x) { }")
     loop.cond.right = total
     items = body.block_items or [] if isinstance(body, c_ast.Compound) else [body]
-    loop.stmt = c_ast.Compound(_loop_var_decls(band, info, idx) + list(items))
+    loop.stmt = c_ast.Compound(loop_var_decls(band, info, idx) + list(items))
     return c_ast.Compound(decls + [loop])
 
 
@@ -702,16 +702,15 @@ def _scratch_view(d: c_ast.Decl, dims: tuple, off: int, per_block: int) -> c_ast
 
     from platforms.common.generator import type_text
 
-    from passes.lower.loop_bind import _param_decls, _strip_coords, _strip_quals, _typedefs
     elem = copy.deepcopy(_base_type(d.type))
-    _strip_quals(elem)
+    strip_quals(elem)
     t = elem
     for x in reversed(dims[1:]):
         t = c_ast.ArrayDecl(t, c_ast.Constant("int", str(x)), [])
     ptype = type_text(c_ast.PtrDecl([], t))
-    code = (f"void __xp_tmpl(char *__xp_scratch) {{ {_param_decls([(d.name, ptype)])} = "
+    code = (f"void __xp_tmpl(char *__xp_scratch) {{ {param_decls([(d.name, ptype)])} = "
             f"({ptype}) (__xp_scratch + (long long) blockIdx.x * {per_block} + {off}); }}")
-    ast = CParser().parse(_typedefs([("", ptype)]) + code)
+    ast = CParser().parse(typedefs([("", ptype)]) + code)
     decl = ast.ext[-1].body.block_items[0]
-    _strip_coords(decl)
+    strip_coords(decl)
     return decl

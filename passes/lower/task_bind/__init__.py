@@ -82,8 +82,9 @@ import passes.analysis.affine as affine
 import passes.canon as canon
 import passes.cleanup.devcopy as devcopy
 import passes.lower.loop_bind as loop_bind
+import passes.lower.loop_bind.kernel_ast as kernel_ast
 from passes.lower.task_bind.windows import IMAX, IMIN, plan_buffers, target
-from passes.base import Option, PassInfo, PassRefused, register
+from passes.base import Option, PassInfo, register
 
 NAME = "task_bind"
 STACK_RESERVE = 128 * 1024         # Cambricon kernels leave this much NRAM to the compiler
@@ -261,12 +262,12 @@ class _Lowering:
         for r in regions:
             if r.kind == "host":
                 for s in r.stmts:
-                    out.append(_stmt_text(self.gen, loop_bind._clean(s)))
+                    out.append(_stmt_text(self.gen, kernel_ast.clean(s)))
                     if isinstance(s, c_ast.Decl) and s.name in self.scratch:
                         out.append(self._scratch_alloc(s.name))
                         mine.append(s.name)
             elif r.kind == "hostloop":
-                loop = loop_bind._clean(r.stmts[0])
+                loop = kernel_ast.clean(r.stmts[0])
                 hole = c_ast.FuncCall(c_ast.ID("__xp_hole"), None)
                 loop.stmt = c_ast.Compound([hole])
                 text = _stmt_text(self.gen, loop)
@@ -307,8 +308,8 @@ class _Lowering:
             return name
         if name in self.scratch:
             return f"({ptype}) {SCRATCH_PREFIX}{name}"
-        dev = loop_bind._device_value(name, ptype, self.info, self.scratch,
-                                      getattr(self.plan, "aliases", None) or {})
+        dev = loop_bind.device_value(name, ptype, self.info, self.scratch,
+                                     getattr(self.plan, "aliases", None) or {})
         return name if dev is None else _expr_text(self.gen, dev)
 
     def _need_scalars(self, r, texts, host_texts=()) -> None:
@@ -349,10 +350,10 @@ class _Lowering:
 
     def _single(self, r) -> str:
         repl = self._heap_repl(r, r.stmts)
-        body = "\n".join(_stmt_text(self.gen, loop_bind._clean(_copy_replace(s, repl)))
+        body = "\n".join(_stmt_text(self.gen, kernel_ast.clean(_copy_replace(s, repl)))
                          for s in r.stmts)
         self._need_scalars(r, [body])
-        return (f"__mlu_global__ void {r.name}({loop_bind._param_decls(r.params)})\n{{\n"
+        return (f"__mlu_global__ void {r.name}({kernel_ast.param_decls(r.params)})\n{{\n"
                 f"  if (taskId != 0) return;\n{body}\n}}\n")
 
     def _kernel(self, r) -> str:
@@ -371,9 +372,9 @@ class _Lowering:
         for n, b in buffers.items():
             (self.stats["staged"] if b.mode == "stage" else self.stats["direct"]).append(
                 f"{r.name}:{n}" + ("" if b.mode == "stage" else f" ({b.reason})"))
-        count = _expr_text(self.gen, loop_bind._count_ast(lp, info))
+        count = _expr_text(self.gen, kernel_ast.count_ast(lp, info))
         var = self._var_decl(lp, "__xp_t")
-        direct_body = _stmt_text(self.gen, loop_bind._clean(_copy_replace(body_node, heap_repl)))
+        direct_body = _stmt_text(self.gen, kernel_ast.clean(_copy_replace(body_node, heap_repl)))
         prelude = self._prelude(r)
         head = prelude + [f"const long long __xp_n = {count};",
                 "const long long __xp_per = (__xp_n + taskDim - 1) / taskDim;",
@@ -461,11 +462,11 @@ class _Lowering:
                                                  _poly_text(staged[n].alpha), _poly_text(staged[n].beta))]
         for n in order:
             for acc in staged[n].accesses:
-                idx = loop_bind._ir_ast(acc.index, info)
+                idx = kernel_ast.ir_ast(acc.index, info)
                 host_texts.append(_expr_text(self.gen, idx))
                 repl[id(target(acc))] = c_ast.ArrayRef(
                     c_ast.ID(f"__xp_{n}_n"), c_ast.BinaryOp("-", idx, c_ast.ID(f"__xp_w0_{n}")))
-        staged_body = _stmt_text(self.gen, loop_bind._clean(_copy_replace(body_node, repl)))
+        staged_body = _stmt_text(self.gen, kernel_ast.clean(_copy_replace(body_node, repl)))
         start = self._start_text(lp)
         tile = ["const long long __xp_c = __xp_hi - __xp_b < __xp_tile ? __xp_hi - __xp_b : "
                 "__xp_tile;",
@@ -498,7 +499,7 @@ class _Lowering:
         return out
 
     def _wrap(self, r, lines) -> str:
-        return (f"__mlu_global__ void {r.name}({loop_bind._param_decls(r.params)})\n{{\n"
+        return (f"__mlu_global__ void {r.name}({kernel_ast.param_decls(r.params)})\n{{\n"
                 + "\n".join(lines) + "\n}\n")
 
     def _stageable_scratch(self, r, have) -> dict[str, tuple[str, str, int]]:
@@ -530,12 +531,12 @@ class _Lowering:
 
     def _start_text(self, lp) -> str:
         start = affine.to_poly(lp.start)
-        if start is not None and loop_bind._poly_ok(start):
+        if start is not None and kernel_ast.poly_ok(start):
             return f"(long long) ({_poly_text(start)})"
-        return f"(long long) ({_expr_text(self.gen, loop_bind._ir_ast(lp.start, self.info))})"
+        return f"(long long) ({_expr_text(self.gen, kernel_ast.ir_ast(lp.start, self.info))})"
 
     def _var_decl(self, lp, t: str) -> str:
-        tname = loop_bind._loop_type(lp) or "int"
+        tname = kernel_ast.loop_type(lp) or "int"
         step = f"{t}" if lp.step == 1 else f"{t} * {lp.step}"
         return f"{tname} {lp.var} = ({tname}) ({self._start_text(lp)} + {step});"
 
@@ -838,20 +839,7 @@ def _expr_text(gen, node) -> str:
 
 def _copy_replace(node, repl: dict):
     """Deep copy of ``node`` where nodes whose id is in ``repl`` are replaced."""
-    if id(node) in repl:
-        return copy.deepcopy(repl[id(node)])
-    new = copy.copy(node)
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        v = getattr(node, attr, None)
-        if isinstance(v, c_ast.Node):
-            setattr(new, attr, _copy_replace(v, repl))
-        elif isinstance(v, list):
-            setattr(new, attr, [_copy_replace(x, repl) if isinstance(x, c_ast.Node) else
-                                copy.deepcopy(x) for x in v])
-    return new
-
+    return canon.rebuild(node, lambda n: copy.deepcopy(repl[id(n)]) if id(n) in repl else None)
 
 # ------------------------------------------------------------------------------ the pass
 @register(PassInfo(
@@ -882,15 +870,13 @@ def _copy_replace(node, repl: dict):
     introduces=("__mlu_global__ kernels", "__nram__ pool", "__memcpy GDRAM2NRAM/NRAM2GDRAM",
                 "__memset_nram", "CNRT host API", "<<<dim, ktype, queue>>> launches"),
 ))
-def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", extents: str = ""):
+def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", extents: str = "",
+              plan: _Lowering | None = None):
     import platforms
     from platforms import parse as parse_source
 
-    try:
-        low = _Lowering(program, clusters, cores, profile, extents)
-    except TaskBindError as exc:
-        raise PassRefused(exc.message, diagnostics=[_diag(program, exc.code, exc.message,
-                                                          exc.node)]) from None
+    low = canon.plan_or_refuse(NAME, plan if plan is not None else
+                               _lowering(program, clusters, cores, profile, extents))
     backend = platforms.module("bang", "backend")
     marker = "__xp_marker_kernel"
     ktype = "CNRT_FUNC_TYPE_BLOCK" if clusters * cores == 1 else f"CNRT_FUNC_TYPE_UNION{clusters}"
@@ -906,7 +892,7 @@ def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", 
     gen = low.gen
     pre = [l for l in head.strip().split("\n") if l.strip()]
     for line in program.facts.get("preamble", []):
-        if loop_bind._HOST_ONLY_INCLUDES.search(line) or line in pre or \
+        if loop_bind.HOST_ONLY_INCLUDES.search(line) or line in pre or \
                 re.match(r"\s*#\s*pragma\s+omp", line):
             continue
         pre.append(line)
@@ -959,11 +945,16 @@ def _target_path(path: str) -> str:
     return stem + ".mlu"
 
 
+def _lowering(program, clusters, cores, profile, extents) -> _Lowering | list[Diagnostic]:
+    """The analysis and lowering of ``task_bind``, run once: its kernels and host text (the
+    rewrite only assembles them), or the refusal."""
+    try:
+        return _Lowering(program, clusters, cores, profile, extents)
+    except TaskBindError as exc:
+        return [_diag(program, exc.code, exc.message, exc.node)]
+
+
 @task_bind.legality
 def _task_bind_legal(program, *, clusters: int = 4, cores: int = 4, profile: str = "",
                      extents: str = ""):
-    try:
-        _Lowering(program, clusters, cores, profile, extents)
-    except TaskBindError as exc:
-        return [_diag(program, exc.code, exc.message, exc.node)]
-    return []
+    return _lowering(program, clusters, cores, profile, extents)
