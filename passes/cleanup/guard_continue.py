@@ -6,7 +6,7 @@ Summary
     ``if (!(c)) { the statements after it }``: the statements that followed run exactly when
     ``c`` is false, as before, and the next iteration starts either way. The early exits of a
     task body after ``inline`` (``if (r < 0 || r >= H) continue;`` in a row loop) then are
-    conditions that ``passes/analysis/affine/__init__.py`` records as guards of the accesses below them (their
+    conditions that ``passes/analysis/affine`` records as guards of the accesses below them (their
     subscripts stay within the bounds the condition excludes), instead of control flow it does
     not see.
 Requires

@@ -10,7 +10,7 @@ Summary
     i__eN;`` keeps ``i`` itself exact for anything else (``dce`` removes it when nothing
     reads it). FINAL is ``E0 + s * T`` with the trip count ``T``; for the VNNI main-loop shape
     ``int i = 0; for (; i + s <= n; i += s)`` it is ``n / s * s`` (``n >= 0``, the sizes
-    assumption of ``passes/analysis/affine/__init__.py``). The loops become canonical for ``passes/analysis/affine/__init__.py``
+    assumption of ``passes/analysis/affine``). The loops become canonical for ``passes/analysis/affine``
     and the tail after them gets a never-assigned start.
 
     Running counters (``_Canon.counters``): in a perfect rectangular nest of canonical loops

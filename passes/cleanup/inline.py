@@ -4,7 +4,7 @@ Summary
     Every call, in the entry function, to a helper defined in the file (``static`` /
     ``inline`` / any non-entry definition) is replaced by the helper's body, repeatedly (calls
     the inlined bodies make are inlined in the next round), so that the analyses of
-    ``passes/analysis/affine/__init__.py`` see every memory access of the program in one function. A helper whose
+    ``passes/analysis/affine`` see every memory access of the program in one function. A helper whose
     body is a single ``return e;`` is inlined as the expression ``e`` with its parameters
     replaced by the (side-effect free) arguments, each converted to the parameter's type by a
     cast (pointer arguments of ``void *`` parameters are substituted as written when the body

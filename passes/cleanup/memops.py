@@ -22,7 +22,7 @@ Requires
        they are.
 Guarantees
     Same outputs on the virtual device (pointer parameters do not alias, as in
-    ``passes/analysis/affine/__init__.py``).
+    ``passes/analysis/affine``).
 Options
     none.
 Example

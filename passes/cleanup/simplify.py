@@ -11,7 +11,7 @@ Summary
     ``1ull``: 64 bits) is a tail mask too: bit ``j`` below the literal's width and the bits kept
     on the way is set exactly when ``j < L`` wherever the source's shift is defined. This is the shape every ``tail16(n - i)`` helper of the
     VNNI corpus takes once ``detensorize_vnni`` and ``inline`` have run; the guard ``j < n - i``
-    bounds the accessed extent exactly (``passes/analysis/affine/__init__.py``), where the bit test is opaque.
+    bounds the accessed extent exactly (``passes/analysis/affine/extents.py``), where the bit test is opaque.
 Requires
     1. The program has an entry function definition (XP-SIMPLIFY-001).
     2. At least one lane test matches the form above, with no name of ``L`` or of the mask

@@ -3,7 +3,7 @@
 Summary
     Real x86 code calls ``std::sqrt``, ``std::exp``, ``std::nearbyint``, ``std::max`` /
     ``std::min`` and ``std::memset`` / ``std::memcpy``. The front-end keeps ``std::sqrt`` as
-    one identifier, which the analyses (passes/analysis/affine/__init__.py's pure-function and memory-function
+    one identifier, which the analyses (passes/analysis/affine's pure-function and memory-function
     tables) and the GPU / BANG back-ends do not know (nvcc also rejects the constexpr host
     function ``std::max`` in device code). Every such call, in every function definition, is
     rewritten by the overload C++ would pick for the operand types, established from the

@@ -3,7 +3,7 @@ selected offset (``c ? ping : pong`` -> ``buf + (c ? 0 : D)``).
 
 Not a pass: a named rewrite that ``task_recovery{form=flat}`` applies to the task functions it
 builds (``fold_pointer_selects``), so that the GPU lowering's pointer tracing
-(``passes/analysis/affine/__init__.py``) sees one buffer and an integer offset it understands instead of a
+(``passes/analysis/affine``) sees one buffer and an integer offset it understands instead of a
 pointer that is one of two values (BANG ping-pong buffers: ``float *cur = (i % 2 == 0) ?
 ping : pong;`` with ``ping = nram + 0``, ``pong = nram + 2 * N``).
 

@@ -30,7 +30,7 @@ Guarantees
     Same outputs on the virtual device, bit-identical: the fused loop runs each instance in an
     order that keeps every dependence, and each read of the contracted scalar yields the value
     the array element held. ``#pragma omp`` on both loops is dropped.
-    Dependences are those of ``passes/analysis/affine/__init__.py``: pointer parameters do not alias.
+    Dependences are those of ``passes/analysis/affine/dependence.py``: pointer parameters do not alias.
 Options
     loop (str): induction variable of the producer loop; array (str, default: all
     candidates): the array to contract; nth (int, default -1).

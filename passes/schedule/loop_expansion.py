@@ -30,7 +30,7 @@ Guarantees
     keeps its order; an expanded scalar's element ``i - lo`` holds exactly the value the
     scalar had in iteration ``i``). ``#pragma omp`` on the loop (and ``collapse`` pragmas
     around it) is dropped.
-    Dependences are those of ``passes/analysis/affine/__init__.py``: pointer parameters do not alias.
+    Dependences are those of ``passes/analysis/affine/dependence.py``: pointer parameters do not alias.
 Options
     loop (str): induction variable; at (int, default 1): statements in the first loop;
     nth (int, default -1).

@@ -28,7 +28,7 @@ Guarantees
     Same outputs on the virtual device, bit-identical: each pair of instances touching a
     common element (one writing) keeps its order. ``#pragma omp`` lines on both loops (and
     ``collapse`` pragmas around them) are dropped.
-    Dependences are those of ``passes/analysis/affine/__init__.py``: pointer parameters do not alias.
+    Dependences are those of ``passes/analysis/affine/dependence.py``: pointer parameters do not alias.
 Options
     loop (str): induction variable of the first loop; nth (int, default -1).
 Example

@@ -7,7 +7,7 @@ Summary
     new order of the named loops, outermost first, over the levels they occupy (unnamed loops
     between them stay in place). A perfect nest is a chain of ``for`` loops each of whose body
     is only the next loop (``#pragma omp`` lines between them are dropped); the innermost body
-    is unchanged. The rewrite is made when ``passes/analysis/affine/__init__.py`` (``reorder_violation``) proves
+    is unchanged. The rewrite is made when ``passes/analysis/affine/legality.py`` (``reorder_violation``) proves
     with Z3 that no dependence is reversed: for every pair of accesses to one buffer under the
     nest (one a write), no instance ``x`` before ``y`` in the old order (band vectors
     ``x <lex y``) touches the same element as ``y`` while ``y`` comes first in the new order.
@@ -32,7 +32,7 @@ Guarantees
     of instances that touch a common element (one writing) keeps its relative order, so
     results are bit-identical. ``#pragma omp`` lines on the nest (and ``collapse`` pragmas
     around it) are dropped.
-    Dependences are those of ``passes/analysis/affine/__init__.py``: pointer parameters do not alias.
+    Dependences are those of ``passes/analysis/affine/dependence.py``: pointer parameters do not alias.
 Options
     loops (str): comma-separated induction variables; nth (int, default -1): which loop
     named like the first of them, when several.

@@ -47,7 +47,7 @@ Limits
     The references are called, not inlined into the caller's loops: the result is canonical C
     for a CPU (GCC inlines and re-vectorises them; float kernels run at 1.1-1.2x the intrinsic
     time, dpbusd GEMMs about 4x since nothing re-forms VPDPBUSD), but a loop-level analysis that
-    cannot see through calls (``passes/analysis/affine/__init__.py`` treats helpers with pointer parameters or
+    cannot see through calls (``passes/analysis/affine`` treats helpers with pointer parameters or
     lane-array writes as having unknown effects) does not yet accept them.
 
 Diagnostic codes (pass-local; ``XP-DETENSOR-VNNI-nnn``)
