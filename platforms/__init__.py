@@ -174,3 +174,35 @@ def runtime_provided(platform: str) -> frozenset[str]:
         if d:
             out.add(d.group(1))
     return frozenset(out)
+
+
+_HOST_DEFINABLE = re.compile(r"^// xp:host-definable begin.*?$(.*?)^// xp:host-definable end", re.M | re.S)
+_INLINE_DEFINITION = re.compile(r"^inline\s[^;{]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def device_functions(platform: str) -> dict[str, str]:
+    """The device functions of the platform's virtual-device runtime that a lift may define on
+    the host as they are: {name: definition text}, the ``inline`` definitions between
+    ``// xp:host-definable begin`` and ``end`` markers in the runtime's headers (functions of
+    their arguments only). Overloaded names are left out (one definition per name)."""
+    dirs = [Path(d) for d in module(platform, "emulate").INCLUDE_DIRS]
+    out: dict[str, str] = {}
+    seen: set[str] = set()
+    for h in (h for d in dirs if d.is_dir() for h in sorted(d.glob("*.h"))):
+        for section in _HOST_DEFINABLE.findall(h.read_text(errors="replace")):
+            for m in _INLINE_DEFINITION.finditer(section):
+                depth, k = 0, m.end() - 1
+                while k < len(section):
+                    depth += {"{": 1, "}": -1}.get(section[k], 0)
+                    k += 1
+                    if depth == 0:
+                        break
+                name = m.group(1)
+                if name in seen:
+                    out.pop(name, None)
+                else:
+                    out[name] = section[m.start():k]
+                seen.add(name)
+    return out
+

@@ -87,6 +87,7 @@ class TranslationReport:
     summary: dict = field(default_factory=dict)
     inference: dict | None = None        # xpiler.infer.Inference.to_json() when inputs were inferred
     resources: dict = field(default_factory=dict)   # {"source": ..., "output": ...} (xpiler.resources)
+    causes: list[StepRecord] = field(default_factory=list)  # failed: the deciding step of each alternative
 
     def to_json(self) -> dict:
         return {"source": self.source, "target": self.target, "output": self.output, "status": self.status,
@@ -94,7 +95,7 @@ class TranslationReport:
                 "inputs": self.inputs,
                 "inference": self.inference, "seconds": round(self.seconds, 3), "message": self.message,
                 "passes": [s.to_json() for s in self.steps], "resources": self.resources,
-                "target_summary": self.summary}
+                "target_summary": self.summary, "causes": [s.to_json() for s in self.causes]}
 
 
 # Plans: (source, target) -> candidate pipelines, composed from passes/plans.toml (the one home
@@ -441,8 +442,11 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
         return current, current_text, applied
 
     # alternatives in order; the first that reaches the target dialect is kept
+    tried = []                    # the step records of each alternative run
     for steps in candidates:
+        first = len(report.steps)
         current, current_text, applied = run_pipeline(steps)
+        tried.append(report.steps[first:])
         report.applied = format_pipeline(applied)
         if current.platform == target and current_text is not None:
             report.pipeline = format_pipeline(steps)
@@ -452,7 +456,10 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     done = current.platform == target and current_text is not None
     if not done:
         report.status = "failed"
-        report.message = "no verified program in the target dialect"
+        report.causes = [c for c in (deciding_step(records) for records in tried) if c is not None]
+        report.message = "no verified program in the target dialect" + "".join(
+            f"{'; ' if k else ': '}{'' if len(tried) == 1 else f'alternative {k + 1}: '}"
+            f"{c.name} {c.status}: {c.message or c.reason}" for k, c in enumerate(report.causes))
     elif reference is None:
         report.status = "unverified"
         report.message = how
@@ -471,6 +478,21 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     else:
         report.resources = _resources(program, None, args, launch)
     return report
+
+
+def deciding_step(records: list[StepRecord]) -> StepRecord | None:
+    """The step that decided a failed alternative: the first pass that would have moved the
+    program to another dialect (``PassInfo.lowers``: a lift or a lowering) and did not, else the
+    first refusal, failed verification or error. The steps after it fail because of it (a
+    lowering refused on a program still in the source dialect says only that)."""
+    from passes.base import REGISTRY
+
+    failed = ("refused", "failed-verification", "error")
+    for r in records:
+        entry = REGISTRY.get(r.name)
+        if entry is not None and entry.info.lowers and r.status in failed + ("unchanged",):
+            return r
+    return next((r for r in records if r.status in failed), None)
 
 
 def _resources(source, output, args, launch) -> dict:

@@ -180,3 +180,49 @@ def test_a_verified_translation_prints_no_error_line(to, tmp_path, capsys):
     assert len(report["applied"].split(",")) == len(applied) <= len(report["pipeline"].split(","))
     if to == "bang":        # every step of the plan was tried: 9 changed the program
         assert len(applied) + len(unchanged) == len(report["pipeline"].split(","))
+
+
+EVENT_TIMED = """__global__ void scale(const float *x, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
+extern "C" void run(const float *x, float *y, int n) {
+    float *dx, *dy;
+    cudaEvent_t t0; cudaEventCreate(&t0);
+    cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dy, n * sizeof(float));
+    cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+    scale<<<(n + 255) / 256, 256>>>(dx, dy, n);
+    cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaFree(dx); cudaFree(dy);
+}
+"""
+
+
+def test_a_failed_translation_names_the_step_that_decided_it(tmp_path, capsys):
+    """Issue 16 point 6: the lift that could not move the program out of CUDA decided the
+    failure; the lowerings after it only refuse "this is a cuda program". The message and the
+    report's ``causes`` name the lift's refusal with its position, first."""
+    src, out, rep = tmp_path / "k.cu", tmp_path / "k.mlu", tmp_path / "r.json"
+    src.write_text(EVENT_TIMED)
+    code = main(["translate", str(src), "--to", "bang", "-o", str(out), "--report", str(rep),
+                 "--arg", "x=random:64", "--arg", "y=zeros:64", "--arg", "n=64"])
+    assert code == 1 and not out.exists()
+    err = capsys.readouterr().err
+    head = err.split("\n", 1)[0]
+    assert "loop_recovery refused" in head and "XP-RECOVER-002" in head and f"{src}:7:" in head, err
+    report = json.loads(rep.read_text())
+    assert [c["pass"] for c in report["causes"]] == ["loop_recovery"]
+    assert report["causes"][0]["code"] == "XP-RECOVER-002"
+    later = [s for s in report["passes"] if s["pass"] in ("task_bind", "tensorize_bang")]
+    assert later and all(s["status"] != "verified" for s in later)   # they failed too, but after
+
+
+def test_deciding_step_prefers_the_lift_or_lowering():
+    from xpiler.translate import StepRecord, deciding_step
+
+    records = [StepRecord("inline", {}, "refused", 0.0, "inline refused"),
+               StepRecord("loop_recovery", {}, "failed-verification", 0.0, "does not build"),
+               StepRecord("tensorize_bang", {}, "refused", 0.0, "this is a cuda program")]
+    assert deciding_step(records).name == "loop_recovery"
+    assert deciding_step(records[:1]).name == "inline"
+    assert deciding_step([StepRecord("inline", {}, "verified", 0.0)]) is None

@@ -476,3 +476,64 @@ def test_reference_bound_to_a_computed_expression_is_refused():
     src = REFERENCE_PARAMS.replace("warp_reduce(acc);", "warp_reduce(*(&acc + 0));")
     d = _refusal(src)
     assert d.code == "XP-RECOVER-002" and "computed expression" in d.message
+
+
+# ----------------------------------------------------------------------------- device functions
+DEVICE_FUNCTIONS = """__global__ void k(const int *a, const int *b, int *c, float *f, int n) {
+  int i = __mul24(blockIdx.x, blockDim.x) + threadIdx.x;
+  if (i < n) {
+    c[i] = __mul24(a[i], b[i]) + (int) __umulhi((unsigned) a[i], 3u) + __brev(i) % 7;
+    f[i] = saturatef((float) a[i] / 100.0f);
+  }
+}
+""" + _host("k<<<(n + 63) / 64, 64>>>(d_a, d_b, d_c, d_f, n)", "int* a, int* b, int* c, float* f, int n",
+            [("a", "int", "n"), ("b", "int", "n"), ("c", "int", "n"), ("f", "float", "n")], ["c", "f"])
+
+
+def test_device_functions_are_defined_from_the_runtime_header(tmp_path):
+    """Issue 16 point 3: the host definitions of device functions come from one table, the
+    virtual device's own header (platforms.device_functions); a definition that calls another
+    (saturatef -> __saturatef) brings it along."""
+    from passes.lift.loop_recovery import support
+
+    defs = platforms.device_functions("cuda")
+    assert {"__mul24", "__umulhi", "__brev", "saturatef", "erfinvf"} <= set(defs)
+    assert "__shfl_sync" not in defs and "atomicAdd" not in defs       # thread or memory state
+    assert support.math_closure({"saturatef"}) == ["__saturatef", "saturatef"]
+    a = RNG.integers(-5000, 5000, 300).astype(np.int32)
+    b = RNG.integers(-5000, 5000, 300).astype(np.int32)
+    text = _check(tmp_path, DEVICE_FUNCTIONS, [a, b, np.zeros(300, np.int32), np.zeros(300, np.float32), 300])
+    assert "inline int __mul24(int x, int y)" in text
+
+
+CHECKED = """#include <cstdio>
+#include <cstdlib>
+void cudaCheck(cudaError_t error, const char *file, int line) {
+  if (error != cudaSuccess) {
+    printf("[CUDA ERROR] at file %s:%d: %s\\n", file, line, cudaGetErrorString(error));
+    exit(EXIT_FAILURE);
+  }
+}
+#define CHECK(x) cudaCheck(x, __FILE__, __LINE__)
+__global__ void scale(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+extern "C" void entry(float *x, float *y, int n) {
+  float *dx, *dy;
+  CHECK(cudaMalloc(&dx, n * sizeof(float)));
+  cudaCheck(cudaMalloc(&dy, n * sizeof(float)), __FILE__, __LINE__);
+  CHECK(cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice));
+  scale<<<(n + 255) / 256, 256>>>(dx, dy, n);
+  CHECK(cudaGetLastError());
+  CHECK(cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost));
+  cudaFree(dx); cudaFree(dy);
+}
+"""
+
+
+def test_an_error_check_helper_named_like_the_runtime_is_the_programs(tmp_path):
+    """Issue 16 point 3: ``cudaCheck(...)`` written as a function of the program is lifted as a
+    host function (its runtime calls inside are mapped), not refused as a runtime call."""
+    text = _check(tmp_path, CHECKED, [_f(500), np.zeros(500, np.float32), 500])
+    assert "cudaCheck(" in text and "cudaMalloc" not in text

@@ -166,6 +166,7 @@ def _lift(program, omp: bool):
     ast = c_ast.FileAST(out)
     names = {n.name for n in G.walk(ast) if isinstance(n, c_ast.ID)}
     names |= {x for n in G.walk(ast) if isinstance(n, c_ast.IdentifierType) for x in n.names}
+    names -= {e.decl.name for e in ast.ext if isinstance(e, c_ast.FuncDef)}   # the program's own
     extra = [helpers[k] for k in sorted(helpers, key=_helper_order)]
     if "xp_get_device_properties" in names:
         import platforms
@@ -262,6 +263,10 @@ def _attr_value(orig, value: str):
 
 # ----------------------------------------------------------------------------- host code
 def _host(fd, kernels: set[str], program):
+    # functions the program defines or declares itself (an error-check helper named
+    # cudaCheck / hipCheck...) are calls of the program, not of the runtime
+    own = {e.decl.name for e in program.ast.ext if isinstance(e, c_ast.FuncDef)} | \
+        {e.name for e in program.ast.ext if isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl)}
     dim3_vars = set()
     for n in G.walk(fd):
         if isinstance(n, c_ast.Decl) and G.base_names(n.type) == ["dim3"] and isinstance(n.type, c_ast.TypeDecl):
@@ -294,7 +299,7 @@ def _host(fd, kernels: set[str], program):
         name = G.call_name(node)
         if name == "dim3":
             return _dim3_call(node.args.exprs if node.args else [])
-        if name and _API.match(name):
+        if name and name not in own and _API.match(name):
             api = _API.match(name).group(2)
             if api not in HOST_API and not api.startswith(("MemcpyToSymbol", "MemcpyFromSymbol")):
                 raise G.Refuse("XP-RECOVER-002", f"runtime call {name} has no host equivalent here", node, name)
@@ -316,7 +321,8 @@ def _host(fd, kernels: set[str], program):
 
     fd = G.transform(fd, fn)
     for n in G.walk(fd.body):
-        if isinstance(n, c_ast.ID) and _API.match(n.name) and not n.name.startswith(("cudaMemcpy", "hipMemcpy")):
+        if isinstance(n, c_ast.ID) and _API.match(n.name) and n.name not in own and \
+                not n.name.startswith(("cudaMemcpy", "hipMemcpy")):
             raise G.Refuse("XP-RECOVER-002", f"runtime name {n.name} has no host equivalent here", n, n.name)
         if isinstance(n, c_ast.IdentifierType) and any(_API.match(x) for x in n.names):
             raise G.Refuse("XP-RECOVER-002", f"runtime type {' '.join(n.names)} has no host equivalent here", n)

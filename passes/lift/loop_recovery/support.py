@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import platforms
+
 WARP = {"cuda": 32, "hip": 64}
 
 
@@ -223,52 +225,16 @@ static inline const char *xp_error_string(int e) {
 }
 """
 
-MATH = {
-    "__expf": "static inline float __expf(float x) { return expf(x); }",
-    "__exp10f": "static inline float __exp10f(float x) { return powf(10.0f, x); }",
-    "__logf": "static inline float __logf(float x) { return logf(x); }",
-    "__log2f": "static inline float __log2f(float x) { return log2f(x); }",
-    "__log10f": "static inline float __log10f(float x) { return log10f(x); }",
-    "__sinf": "static inline float __sinf(float x) { return sinf(x); }",
-    "__cosf": "static inline float __cosf(float x) { return cosf(x); }",
-    "__tanf": "static inline float __tanf(float x) { return tanf(x); }",
-    "__powf": "static inline float __powf(float x, float y) { return powf(x, y); }",
-    "__fdividef": "static inline float __fdividef(float x, float y) { return x / y; }",
-    "fdividef": "static inline float fdividef(float x, float y) { return x / y; }",
-    "__fdiv_rn": "static inline float __fdiv_rn(float x, float y) { return x / y; }",
-    "__fadd_rn": "static inline float __fadd_rn(float x, float y) { return x + y; }",
-    "__fsub_rn": "static inline float __fsub_rn(float x, float y) { return x - y; }",
-    "__fmul_rn": "static inline float __fmul_rn(float x, float y) { return x * y; }",
-    "__fmaf_rn": "static inline float __fmaf_rn(float x, float y, float z) { return fmaf(x, y, z); }",
-    "__frcp_rn": "static inline float __frcp_rn(float x) { return 1.0f / x; }",
-    "__fsqrt_rn": "static inline float __fsqrt_rn(float x) { return sqrtf(x); }",
-    "__frsqrt_rn": "static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }",
-    "rsqrtf": "static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }",
-    "rsqrt": "static inline double rsqrt(double x) { return 1.0 / sqrt(x); }",
-    "__saturatef": "static inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }",
+# Device functions the lifted program may call: the runtime's host-definable definitions (one
+# home: platforms/common/gpu_runtime/xp_gpu_device.h, read through platforms.device_functions)
+# and the lift's own stand-ins for names the header does not define that way.
+MATH = {name: f"static {text}" for name, text in platforms.device_functions("cuda").items()}
+MATH.update({
     "__ocml_sin_f32": "static inline float __ocml_sin_f32(float x) { return sinf(x); }",
     "__ocml_cos_f32": "static inline float __ocml_cos_f32(float x) { return cosf(x); }",
     "__ocml_exp_f32": "static inline float __ocml_exp_f32(float x) { return expf(x); }",
     "__ldg": None,   # rewritten to a plain load by the lift
-    "__float_as_int": "static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }",
-    "__int_as_float": "static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }",
-    "__float_as_uint": "static inline unsigned int __float_as_uint(float x) { unsigned int r; memcpy(&r, &x, 4); return r; }",
-    "__uint_as_float": "static inline float __uint_as_float(unsigned int x) { float r; memcpy(&r, &x, 4); return r; }",
-    "__double_as_longlong": "static inline long long __double_as_longlong(double x) { long long r; memcpy(&r, &x, 8); return r; }",
-    "__longlong_as_double": "static inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, 8); return r; }",
-    "__float2int_rn": "static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }",
-    "__float2int_rz": "static inline int __float2int_rz(float x) { return (int)x; }",
-    "__float2int_rd": "static inline int __float2int_rd(float x) { return (int)floorf(x); }",
-    "__float2int_ru": "static inline int __float2int_ru(float x) { return (int)ceilf(x); }",
-    "__int2float_rn": "static inline float __int2float_rn(int x) { return (float)x; }",
-    "__float2uint_rn": "static inline unsigned int __float2uint_rn(float x) { return (unsigned int)nearbyintf(x); }",
-    "__popc": "static inline int __popc(unsigned int x) { return __builtin_popcount(x); }",
-    "__popcll": "static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }",
-    "__ffs": "static inline int __ffs(int x) { return __builtin_ffs(x); }",
-    "__ffsll": "static inline int __ffsll(long long x) { return __builtin_ffsll(x); }",
-    "__clz": "static inline int __clz(int x) { return x ? __builtin_clz((unsigned int)x) : 32; }",
-    "__brev": "static inline unsigned int __brev(unsigned int x) { unsigned int r = 0; for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i); return r; }",
-}
+})
 
 # ROCm device library functions called directly (__ocml_<fn>_f32/_f64): the libm function
 # (same table as platforms/hip/runtime/xp_hip.h).
@@ -459,6 +425,25 @@ def device_prop(platform: str, profile: dict) -> str:
             f"  p->multiProcessorCount = {sms};\n  p->maxThreadsPerMultiProcessor = 2048;\n  return 0;\n}}\n")
 
 
+def math_closure(names) -> list[str]:
+    """The MATH definitions ``names`` need, each after the ones its body calls."""
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen or not MATH.get(name):
+            return
+        seen.add(name)
+        body = MATH[name].split("{", 1)[1]
+        for callee in sorted(set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", body)) - {name}):
+            visit(callee)
+        out.append(name)
+
+    for name in sorted(names):
+        visit(name)
+    return out
+
+
 def support_code(names: set[str], platform: str, extra: list[str]) -> str:
     """Helper snippets for the identifiers ``names`` the lifted program uses, then ``extra``
     (generated instruction helpers)."""
@@ -477,9 +462,9 @@ def support_code(names: set[str], platform: str, extra: list[str]) -> str:
         if HALF not in parts:
             parts.append(HALF)
         parts.append(HALF2)
+    for name in math_closure(names):
+        parts.append(MATH[name].replace("static inline", "inline") + "\n")
     for name in sorted(names):
-        if MATH.get(name):
-            parts.append(MATH[name].replace("static inline", "inline") + "\n")
         if name in ATOMICS:
             parts.append(atomic_fn(name))
     parts.append(VEC)

@@ -232,6 +232,8 @@ template <class T> inline void __stcs(T *p, T v) { *p = v; }
 template <class T> inline void __stwt(T *p, T v) { *p = v; }
 
 // ---------------------------------------------------------------- math (CUDA Math API names libm lacks)
+// xp:host-definable begin -- functions of their arguments only (no thread, block or memory
+// state): a lift defines them on the host from this text (platforms.device_functions)
 inline float __expf(float x) { return expf(x); }
 inline float __exp10f(float x) { return powf(10.0f, x); }
 inline float __logf(float x) { return logf(x); }
@@ -346,6 +348,7 @@ inline int __hadd(int x, int y) { return (int)(((long long)x + y) >> 1); }
 inline int __rhadd(int x, int y) { return (int)(((long long)x + y + 1) >> 1); }
 inline unsigned __uhadd(unsigned x, unsigned y) { return (unsigned)(((unsigned long long)x + y) >> 1); }
 inline unsigned __urhadd(unsigned x, unsigned y) { return (unsigned)(((unsigned long long)x + y + 1) >> 1); }
+// xp:host-definable end
 
 // min/max overloads as CUDA's math_functions.hpp declares them (not std templates).
 #define XP_MINMAX(A, B, R) \
