@@ -537,3 +537,28 @@ def test_an_error_check_helper_named_like_the_runtime_is_the_programs(tmp_path):
     host function (its runtime calls inside are mapped), not refused as a runtime call."""
     text = _check(tmp_path, CHECKED, [_f(500), np.zeros(500, np.float32), 500])
     assert "cudaCheck(" in text and "cudaMalloc" not in text
+
+
+ADVANCED_POINTERS = """__global__ void rowsum(const float *A, float *out, int K) {
+  A += blockIdx.x * K;          // each thread's own copy of the parameter, advanced per block
+  out += blockIdx.x;
+  __shared__ float s[64];
+  float acc = 0.0f;
+  for (int k = threadIdx.x; k < K; k += blockDim.x) acc += A[k];
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float t = 0.0f;
+    for (int i = 0; i < blockDim.x; ++i) t += s[i];
+    *out = t;
+  }
+}
+""" + _host("rowsum<<<M, 64>>>(d_A, d_out, K)", "float* A, float* out, int M, int K",
+            [("A", "float", "M * K"), ("out", "float", "M")], ["out"])
+
+
+def test_parameters_advanced_per_thread_are_per_thread(tmp_path):
+    """Issue 16 point 3: a kernel that advances its pointer parameters (``A += row * K``) gives
+    every thread its own copy; the lifted threads must not share one."""
+    text = _check(tmp_path, ADVANCED_POINTERS, [_f(6 * 100), np.zeros(6, np.float32), 6, 100], exact=False)
+    assert "*A = xp_param_A" in text.replace("const float ", "")

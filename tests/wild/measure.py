@@ -148,12 +148,9 @@ def translate_step(path: Path, case: dict, to: str, timeout: float) -> dict:
                 try:
                     d = json.loads(rep.read_text())
                     passes = [s for s in d.get("passes", []) if isinstance(s, dict)]
-                    # the deciding pass: a candidate that failed verification, else the first refusal
-                    # that is not a "nothing to do" one (codes ending in -002)
-                    bad = [s for s in passes if s.get("status") == "failed-verification"] or \
-                          [s for s in passes if s.get("status") == "refused"
-                           and not re.search(r"XP-[\w-]+-002\b", s.get("message", ""))] or \
-                          [s for s in passes if s.get("status") not in ("verified", None)]
+                    # the deciding step, as the driver reports it (issue 16), else the first failure
+                    bad = d.get("causes") or [s for s in passes if s.get("status") not in
+                                              ("verified", "unchanged", None)]
                     detail = bad[0].get("message", "") if bad else d.get("message", "")
                 except ValueError:
                     pass

@@ -246,6 +246,7 @@ class KernelLift:
         body = self._inline_block(body, 0)
         self.fd.body.block_items = body
         self._check_constructs()
+        self._privatize_modified_params()
         self.params = self._param_names()
         self._alpha_rename()
         self._collect_decls()
@@ -275,6 +276,32 @@ class KernelLift:
                 raise Refuse("XP-RECOVER-002", "goto in a kernel is not supported", n, "goto")
             if isinstance(n, c_ast.PtrDecl) and "__xp_ref" in (n.quals or []):
                 raise Refuse("XP-RECOVER-002", "C++ references in kernels are not supported", n, "&")
+
+    def _privatize_modified_params(self) -> None:
+        """A parameter the kernel assigns (``A += blockIdx.y * BK * K;``) is each thread's own
+        copy on the device; the lifted threads share the function's parameters, so such a
+        parameter becomes a local initialised from a renamed parameter (and is then a
+        per-thread variable like any other local)."""
+        written = set()
+        for n in walk(self.fd.body):
+            if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+                written.add(n.lvalue.name)
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&") and \
+                    isinstance(n.expr, c_ast.ID):
+                written.add(n.expr.name)
+        args = self.fd.decl.type.args
+        copies = []
+        for p in (args.params if args else []):
+            if not (isinstance(p, c_ast.Decl) and p.name in written) or isinstance(p.type, c_ast.ArrayDecl):
+                continue
+            local = copy.deepcopy(p)
+            renamed = self.fresh(f"param_{p.name}_")
+            p.name = renamed
+            set_declname(p.type, renamed)
+            local.init = ID(renamed)
+            copies.append(local)
+        if copies:
+            self.fd.body.block_items = copies + list(self.fd.body.block_items or [])
 
     def _param_names(self) -> list[str]:
         out = []
