@@ -73,12 +73,13 @@ class RunResult:
 
 
 # ------------------------------------------------------------------------------ ctypes ABI
-class _Options(ctypes.Structure):  # mirrors xp_options_t in platforms/common/runtime/xp_core.h
+class RuntimeOptions(ctypes.Structure):  # mirrors xp_options_t in platforms/common/runtime/xp_core.h
     _fields_ = [("strict", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
                 ("shared_mem_bytes", ctypes.c_longlong), ("warp_size", ctypes.c_int),
                 ("nram_bytes", ctypes.c_longlong), ("wram_bytes", ctypes.c_longlong),
                 ("sram_bytes", ctypes.c_longlong), ("ldram_bytes", ctypes.c_longlong),
-                ("clusters", ctypes.c_int), ("cores_per_cluster", ctypes.c_int)]
+                ("clusters", ctypes.c_int), ("cores_per_cluster", ctypes.c_int),
+                ("fresh_fill", ctypes.c_int)]
 
 
 class _Launch(ctypes.Structure):  # mirrors xp_launch_t
@@ -591,8 +592,8 @@ def _launch_struct(platform: str, launch: dict | None, profile: dict) -> _Launch
     return cfg
 
 
-def _options(platform: str, strict: bool, profile: dict) -> _Options:
-    o = _Options()
+def _options(platform: str, strict: bool, profile: dict) -> RuntimeOptions:
+    o = RuntimeOptions()
     o.strict = 1 if strict else 0
     o.max_threads_per_block = int(profile.get("max_threads_per_block", 1024))
     o.shared_mem_bytes = int(profile.get("shared_mem_bytes", 48 * 1024))
@@ -608,7 +609,7 @@ def _options(platform: str, strict: bool, profile: dict) -> _Options:
 
 # ------------------------------------------------------------------------------ child process
 def _child(so: Path, entry_symbol: str, is_kernel: bool, params: Sequence[Param], values: list,
-           buffers: list, launch: _Launch, options: _Options, mem_limit: int, out_fd: int,
+           buffers: list, launch: _Launch, options: RuntimeOptions, mem_limit: int, out_fd: int,
            relax_mask: int = 0) -> int:
     """Runs in the forked child; returns the exit status (never raises)."""
     os.dup2(out_fd, 1)
@@ -781,7 +782,8 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
                launch: dict | None = None, platform: str | None = None, timeout: float = 60,
                *, strict: bool = False, profile: str | dict | None = None,
                memory_limit: int = DEFAULT_MEMORY_LIMIT, source: str | None = None,
-               program: Program | None = None, relax: Sequence[str] = ()) -> RunResult:
+               program: Program | None = None, relax: Sequence[str] = (),
+               fresh_fill: int | None = None) -> RunResult:
     """Run ``path``'s entry on the virtual device; pointer arguments are updated in place.
 
     ``args``: one item per entry parameter — numpy arrays for pointers (dtype must match the
@@ -791,6 +793,9 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     ``strict``: enforce the target's rules (used for every translation xpiler emits).
     ``relax``: names from ``RELAXABLE_RULES`` that strict mode only warns about in this run
     (a translation's output is not held to a rule its source breaks).
+    ``fresh_fill``: the byte (0-255) fresh device and on-chip memory holds in this run (default:
+    0xFF poison in strict mode, else zeros); two runs with different fills tell the output
+    elements that depend on uninitialised memory.
     """
     path = str(path)
     if source is None:
@@ -815,9 +820,13 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
         unit_source = source + _host_wrapper(program.entry)
     so, build_s, cached = build(plat, unit_source, path, strict=strict, profile=prof)
     launch_cfg = _launch_struct(plat, launch, prof) if program.entry.kind == "kernel" else _Launch()
-    elapsed, warnings, stdout = _execute(so, program, params, values, launch_cfg,
-                                         _options(plat, strict, prof), timeout, memory_limit, path,
-                                         relax_mask(relax))
+    options = _options(plat, strict, prof)
+    if fresh_fill is not None:
+        if not 0 <= fresh_fill <= 255:
+            raise UsageError(f"fresh_fill={fresh_fill}: expected a byte value 0-255")
+        options.fresh_fill = fresh_fill + 1
+    elapsed, warnings, stdout = _execute(so, program, params, values, launch_cfg, options, timeout,
+                                         memory_limit, path, relax_mask(relax))
     return RunResult(plat, program.entry.name, strict, elapsed, build_s, cached, warnings, stdout)
 
 

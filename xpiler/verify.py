@@ -39,6 +39,7 @@ class Comparison:
     size: int
     rtol: float
     atol: float
+    undefined: int = 0        # elements the reference leaves undefined, not compared
 
     @property
     def ok(self) -> bool:
@@ -47,7 +48,7 @@ class Comparison:
     def to_json(self) -> dict:
         return {"name": self.name, "dtype": self.dtype, "role": self.role, "max_abs_err": self.max_abs,
                 "max_rel_err": self.max_rel, "mismatches": self.mismatches, "size": self.size,
-                "rtol": self.rtol, "atol": self.atol, "ok": self.ok}
+                "rtol": self.rtol, "atol": self.atol, "ok": self.ok, "undefined": self.undefined}
 
 
 @dataclass
@@ -69,7 +70,9 @@ class CheckReport:
 
 
 def compare_arrays(name: str, got, want, dtype: str, role: str = "output",
-                   tol: tuple[float, float] | None = None) -> Comparison:
+                   tol: tuple[float, float] | None = None, undefined=None) -> Comparison:
+    """``undefined``: a boolean mask (the shape of ``want``) of the elements whose reference value
+    is not defined (it depends on uninitialised memory): they are not compared, only counted."""
     import numpy as np
 
     rtol, atol = tol or tolerance(dtype)
@@ -77,6 +80,11 @@ def compare_arrays(name: str, got, want, dtype: str, role: str = "output",
     w = np.asarray(want).astype(np.float64).reshape(-1)
     if g.shape != w.shape:
         return Comparison(name, dtype, role, float("inf"), float("inf"), max(g.size, w.size), w.size, rtol, atol)
+    skipped = 0
+    if undefined is not None:
+        keep = ~np.asarray(undefined, dtype=bool).reshape(-1)
+        skipped = int(w.size - keep.sum())
+        g, w = g[keep], w[keep]
     nan_g, nan_w = np.isnan(g), np.isnan(w)
     both_finite = ~(nan_g | nan_w)
     diff = np.where(both_finite, np.abs(g - w), 0.0)
@@ -86,7 +94,8 @@ def compare_arrays(name: str, got, want, dtype: str, role: str = "output",
     bad = (nan_g != nan_w) | (both_finite & ~same_inf & (diff > atol + rtol * np.abs(w)))
     max_abs = float(np.max(np.where(same_inf, 0.0, diff), initial=0.0))
     max_rel = float(np.max(np.where(same_inf, 0.0, rel), initial=0.0))
-    return Comparison(name, dtype, role, max_abs, max_rel, int(bad.sum()), int(w.size), rtol, atol)
+    return Comparison(name, dtype, role, max_abs, max_rel, int(bad.sum()), int(w.size) + skipped, rtol, atol,
+                      skipped)
 
 
 def make_args(program, specs: dict, seed: int) -> list:

@@ -170,3 +170,30 @@ def test_host_entry_without_extern_c_runs_and_freed_overrun_is_caught(tmp_path):
     src.write_text("#define THREADS 6\n" + text)
     with pytest.raises(errors.OutOfBoundsAccess, match="when it was freed"):
         run_kernel(src, args=[np.zeros(5, np.float32)])
+
+
+UNINITIALISED = """__global__ void first(float *y) { if (threadIdx.x == 0) y[0] = 1.0f; }
+extern "C" void run(float *y, int n) {
+    float *d;
+    cudaMalloc(&d, n * sizeof(float));
+    first<<<1, 32>>>(d);
+    cudaMemcpy(y, d, n * sizeof(float), cudaMemcpyDeviceToHost);   // the rest was never written
+    cudaFree(d);
+}
+"""
+
+
+@pytest.mark.parametrize("strict, fill, byte", [(False, None, 0x00), (True, None, 0xFF),
+                                                (False, 0xA5, 0xA5), (True, 0x3C, 0x3C)])
+def test_fresh_memory_fill(tmp_path, strict, fill, byte):
+    """Fresh device memory holds zeros in a lenient run, the 0xFF poison in strict mode, or the
+    byte a driver asks for (``fresh_fill``: its second run of a source finds the output elements
+    that depend on uninitialised memory)."""
+    path = tmp_path / "u.cu"
+    path.write_text(UNINITIALISED)
+    y = np.full(8, 7.0, np.float32)
+    run_kernel(path, args=[y, 8], strict=strict, fresh_fill=fill)
+    assert y[0] == 1.0
+    assert set(y[1:].view(np.uint8).tolist()) == {byte}
+    with pytest.raises(errors.UsageError):
+        run_kernel(path, args=[y, 8], fresh_fill=256)

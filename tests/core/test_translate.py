@@ -226,3 +226,53 @@ def test_deciding_step_prefers_the_lift_or_lowering():
     assert deciding_step(records).name == "loop_recovery"
     assert deciding_step(records[:1]).name == "inline"
     assert deciding_step([StepRecord("inline", {}, "verified", 0.0)]) is None
+
+
+FIRST_HALF = """__global__ void firsthalf(const float *x, float *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n / 2) y[i] = 2.0f * x[i];
+}
+extern "C" void run(const float *x, float *y, int n) {
+    float *dx, *dy;
+    cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dy, n * sizeof(float));
+    cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+    firsthalf<<<(n + 255) / 256, 256>>>(dx, dy, n);
+    cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);   // half of it never written
+    cudaFree(dx); cudaFree(dy);
+}
+"""
+
+
+def test_elements_the_source_leaves_undefined_are_reported_not_compared(tmp_path):
+    """Issue 16 point 2: the source copies back a device buffer it wrote half of; the other half
+    is whatever fresh memory held (zeros in the source's run, poison in the strict run of the
+    output). A second run of the source with another fill finds those elements: they are
+    excluded from the comparison and counted, the written half is compared as always."""
+    from xpiler import translate as tr
+    from xpiler.argspec import parse_arg_specs
+
+    src = tmp_path / "half.cu"
+    src.write_text(FIRST_HALF)
+    rep = tr.translate(str(src), "hip", str(tmp_path / "half.hip"),
+                       arg_specs=parse_arg_specs(["x=random:1000", "y=zeros:1000", "n=1000"]))
+    assert rep.status == "verified", rep.message
+    step = next(s for s in rep.steps if s.status == "verified")
+    y = next(o for o in step.outputs if o["name"] == "y")
+    assert y["undefined"] == 500 and y["mismatches"] == 0 and y["size"] == 1000
+    assert "500 element(s) the source leaves undefined" in step.message
+
+
+def test_undefined_elements_are_skipped_and_defined_ones_still_compared():
+    import numpy as np
+
+    from xpiler.verify import compare_arrays
+
+    want = np.zeros(10, np.float32)
+    got = want.copy()
+    got[3] = 1                         # a defined element differs: a mismatch as always
+    mask = np.zeros(10, bool)
+    mask[5:] = True
+    c = compare_arrays("y", got, want, "float32", undefined=mask)
+    assert not c.ok and c.undefined == 5 and c.mismatches == 1 and c.size == 10
+    got[3], got[8] = 0, 5              # only an undefined element differs
+    assert compare_arrays("y", got, want, "float32", undefined=mask).ok

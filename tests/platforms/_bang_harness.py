@@ -30,17 +30,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from platforms.bang import emulate  # noqa: E402
+from xpiler.run import RuntimeOptions  # noqa: E402
 
 CACHE = Path(os.environ.get("XPILER_BANG_TEST_CACHE", Path(tempfile.gettempdir()) / "xpiler-bang-tests"))
 BASE_FLAGS = ["-std=c++17", "-O2", "-shared", "-fPIC", "-w"]
 
 
-class _Options(ctypes.Structure):
-    _fields_ = [("strict", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
-                ("shared_mem_bytes", ctypes.c_longlong), ("warp_size", ctypes.c_int),
-                ("nram_bytes", ctypes.c_longlong), ("wram_bytes", ctypes.c_longlong),
-                ("sram_bytes", ctypes.c_longlong), ("ldram_bytes", ctypes.c_longlong),
-                ("clusters", ctypes.c_int), ("cores_per_cluster", ctypes.c_int)]
+_Options = RuntimeOptions   # xp_options_t, mirrored once (xpiler/run.py)
 
 
 class _Launch(ctypes.Structure):

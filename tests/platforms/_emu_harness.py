@@ -23,15 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
+from xpiler.run import RuntimeOptions
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Options(ctypes.Structure):
-    _fields_ = [("strict", ctypes.c_int), ("max_threads_per_block", ctypes.c_int),
-                ("shared_mem_bytes", ctypes.c_longlong), ("warp_size", ctypes.c_int),
-                ("nram_bytes", ctypes.c_longlong), ("wram_bytes", ctypes.c_longlong),
-                ("sram_bytes", ctypes.c_longlong), ("ldram_bytes", ctypes.c_longlong),
-                ("clusters", ctypes.c_int), ("cores_per_cluster", ctypes.c_int)]
+Options = RuntimeOptions   # xp_options_t, mirrored once (xpiler/run.py)
 
 
 class Launch(ctypes.Structure):

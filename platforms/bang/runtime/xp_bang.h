@@ -403,7 +403,7 @@ inline void *site(int sp, size_t bytes, size_t align) {
   s.used = off + bytes;
   if (launch_state().active) {  // a kernel-local site executed for the first time
     check_capacity(sp);
-    if (xp::options().strict) fill_slots(sp, off, bytes, 0xFF);
+    if (xp::fresh_fill() >= 0) fill_slots(sp, off, bytes, (unsigned char)xp::fresh_fill());
   }
   return s.window + off;
 }
@@ -641,7 +641,8 @@ inline void launch(const char *name, unsigned dx, unsigned dy, unsigned dz, int 
   for (int sp = 1; sp < XPB_NSPACES; ++sp) {
     if (!spaces()[sp].window) continue;
     check_capacity(sp);
-    if (o.strict) fill_slots(sp, 0, spaces()[sp].used, 0xFF);  // poison: uninitialised reads show up
+    if (xp::fresh_fill() >= 0)  // poison (or a driver's pattern): uninitialised reads show up
+      fill_slots(sp, 0, spaces()[sp].used, (unsigned char)xp::fresh_fill());
   }
   for (const SiteInit &si : site_inits()) apply_init(si);
   unsigned long long total = (unsigned long long)dx * dy * dz;
@@ -858,7 +859,7 @@ template <class T> inline cnrtRet_t cnrtMalloc(T **p, size_t bytes) { return cnr
 inline cnrtRet_t cnrtMalloc(void **p, size_t bytes, ::xp::AllocSite s) {
   if (!p) return cnrtErrorInvalidValue;
   xp::install_handlers();
-  *p = xp::guarded_alloc(bytes, "device allocation", xp::kDeviceAlign, xp::options().strict != 0,
+  *p = xp::guarded_alloc(bytes, "device allocation", xp::kDeviceAlign, xp::fresh_fill(),
                          ::xp::site_label("cnrtMalloc", s));
   return cnrtSuccess;
 }

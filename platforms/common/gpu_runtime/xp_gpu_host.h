@@ -74,7 +74,7 @@ inline Region *device_region(const void *p) {
 inline int api_malloc(void **p, size_t n, const char *label = nullptr) {
   install_handlers();
   if (!p) return set_error(E_INVALID_VALUE);
-  *p = guarded_alloc(n, "device allocation", kDeviceAlign, options().strict != 0, label);
+  *p = guarded_alloc(n, "device allocation", kDeviceAlign, fresh_fill(), label);
   return E_SUCCESS;
 }
 

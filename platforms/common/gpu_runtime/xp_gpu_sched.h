@@ -439,7 +439,7 @@ inline void check_shared_limits() {
 template <class T>
 inline T *shared_static(const char *what) {
   size_t align = alignof(T) > kDeviceAlign ? alignof(T) : kDeviceAlign;
-  return static_cast<T *>(guarded_alloc(sizeof(T), what, align, false));
+  return static_cast<T *>(guarded_alloc(sizeof(T), what, align, -1));
 }
 
 // Called by prepare()-inserted code after each __shared__ declaration inside a function.
@@ -450,7 +450,7 @@ inline void shared_var(void *p, size_t n) {
     if (v.p == p) return;
   L.shared.push_back({p, n});
   L.static_bytes += n;
-  if (options().strict) memset(p, 0xFF, n);
+  if (fresh_fill() >= 0) memset(p, fresh_fill(), n);
   check_shared_limits();
 }
 
@@ -514,7 +514,7 @@ inline int launch_erased(const char *name, dim3 grid, dim3 block, size_t shmem, 
   L.body = body;
   L.cooperative = pending_cooperative() == 1;
   pending_cooperative() = -1;
-  L.dyn = (char *)guarded_alloc(shmem, "dynamic shared memory", kDeviceAlign, options().strict != 0);
+  L.dyn = (char *)guarded_alloc(shmem, "dynamic shared memory", kDeviceAlign, fresh_fill());
   check_shared_limits();
 
   BlockState &b = block_state();

@@ -43,6 +43,7 @@ typedef struct xp_options {
   int warp_size;              // 32 (CUDA) or 64 (HIP)
   long long nram_bytes, wram_bytes, sram_bytes, ldram_bytes;  // BANG per core / cluster
   int clusters, cores_per_cluster;                            // BANG device profile
+  int fresh_fill;             // 0: fresh memory as strict decides; k > 0: filled with byte k - 1
 } xp_options_t;
 
 // Launch configuration for calling a device kernel directly (kernel entry).
@@ -58,8 +59,17 @@ namespace xp {
 
 inline xp_options_t &options() {
   static xp_options_t o = {0, 1024, 48 * 1024, 32, 512 * 1024, 512 * 1024, 2048 * 1024,
-                           1 << 30, 4, 4};
+                           1 << 30, 4, 4, 0};
   return o;
+}
+
+// The byte fresh device and on-chip memory is filled with, or -1 for none (zeros from the
+// kernel): options().fresh_fill - 1 when the driver sets it (a second run of a source with
+// another fill finds the outputs that depend on uninitialised memory), else 0xFF in strict
+// mode (poison: NaN for float / half, -1 for integers).
+inline int fresh_fill() {
+  const xp_options_t &o = options();
+  return o.fresh_fill > 0 ? o.fresh_fill - 1 : (o.strict ? 0xFF : -1);
 }
 
 // Name of the kernel currently running (for error messages).
@@ -252,7 +262,7 @@ inline int push_region(Region r) {
 
 // Allocate `size` bytes ending right before a guard (start aligned to `align`); `label` names
 // the buffer in errors (nullptr: `what`).
-inline void *guarded_alloc(size_t size, const char *what, size_t align = 16, bool poison = false,
+inline void *guarded_alloc(size_t size, const char *what, size_t align = 16, int fill = -1,
                            const char *label = nullptr, bool stack = false) {
   size_t ps = page_size();
   size_t padded = round_up(size, align);
@@ -276,7 +286,7 @@ inline void *guarded_alloc(size_t size, const char *what, size_t align = 16, boo
     map = lo + ps;
   }
   char *user = map + body - padded;
-  if (poison) memset(user, 0xFF, padded);  // NaN for float/half, -1 for integers
+  if (fill >= 0) memset(user, fill, padded);  // fresh_fill(): poison or a driver's pattern
   memset(user + size, kCanary, padded - size);
   memset(map, kCanary, (size_t)(user - map));
   Region r{map, body, user, size, 0, what, true};
@@ -544,7 +554,7 @@ inline char *fiber_stack(size_t index, size_t size) {
   static std::vector<std::pair<char *, size_t>> pool;
   while (pool.size() <= index) pool.push_back({nullptr, 0});
   if (pool[index].second < size) {
-    void *p = guarded_alloc(size, "fiber stack (kernel locals)", 64, false, nullptr, true);
+    void *p = guarded_alloc(size, "fiber stack (kernel locals)", 64, -1, nullptr, true);
     pool[index] = {(char *)p, size};
   }
   return pool[index].first;
@@ -573,12 +583,12 @@ XP_EXPORT void __xp_relax_rules(unsigned mask) { xp::relaxed_rules() = mask; }
 XP_EXPORT void __xp_set_memory_limit(unsigned long long bytes) { xp::arena().limit = (size_t)bytes; }
 XP_EXPORT void *__xp_device_alloc(unsigned long long bytes) {
   xp::install_handlers();
-  return xp::guarded_alloc((size_t)bytes, "device allocation", xp::kDeviceAlign, xp::options().strict != 0);
+  return xp::guarded_alloc((size_t)bytes, "device allocation", xp::kDeviceAlign, xp::fresh_fill());
 }
 // The driver's device copy of a kernel entry's argument: errors name the argument.
 XP_EXPORT void *__xp_device_alloc_named(unsigned long long bytes, const char *name) {
   xp::install_handlers();
-  return xp::guarded_alloc((size_t)bytes, "device allocation", xp::kDeviceAlign, xp::options().strict != 0,
+  return xp::guarded_alloc((size_t)bytes, "device allocation", xp::kDeviceAlign, xp::fresh_fill(),
                            xp::intern(std::string("argument '") + name + "'"));
 }
 XP_EXPORT void __xp_device_free(void *p) { xp::guarded_free(p); }
