@@ -499,16 +499,19 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
 
 
 def deciding_step(records: list[StepRecord]) -> StepRecord | None:
-    """The step that decided a failed alternative: the first pass that would have moved the
-    program to another dialect (``PassInfo.lowers``: a lift or a lowering) and did not, else the
-    first refusal, failed verification or error. The steps after it fail because of it (a
-    lowering refused on a program still in the source dialect says only that)."""
+    """The step that decided a failed alternative: the first pass of the lift or lower stages
+    (``passes/lift``, ``passes/lower``: what moves the program out of the source's idioms and
+    into the target's dialect) that did not apply, else the first refusal, failed verification
+    or error. The steps after it fail because of it (a lowering refused on a program still in
+    the source dialect says only that)."""
     from passes.base import REGISTRY
+    from passes.plans import stage_of
 
     failed = ("refused", "failed-verification", "error")
     for r in records:
         entry = REGISTRY.get(r.name)
-        if entry is not None and entry.info.lowers and r.status in failed + ("unchanged",):
+        moves = entry is not None and (entry.info.lowers or stage_of(r.name) in ("lift", "lower"))
+        if moves and (r.status in failed or (r.status == "unchanged" and entry.info.lowers)):
             return r
     return next((r for r in records if r.status in failed), None)
 
