@@ -38,6 +38,10 @@ How
        wrapper copies back device buffers the kernel never wrote, e.g. when a mode scalar is
        outside the values the kernel handles), is a degenerate input (e.g. all work guarded off)
        and is passed over while another candidate may do better.
+    4. Footprint: a guessed size that held is usually larger than what the source touches, and
+       a buffer larger than the source's footprint hides a translation that reads past it. Each
+       guessed pointer is cut to the smallest size (to the 16-byte granule) at which guarded
+       runs of the source stay in bounds (binary search, at most ``SHRINK_BUDGET`` seconds).
     Values of 16 and up come first (a size below a vector width or a warp verifies little);
     only when none of them works are ``SMALL`` values (8, 4, 2, 1) tried, largest first.
     Floating-point scalars get ``0.5`` (not 0 or 1, so a dropped multiply is seen); pointers
@@ -59,6 +63,7 @@ CANDIDATES = (16, 32, 64, 128, 256, 512, 1024)
 SMALL = (8, 4, 2, 1)                     # tried (largest first) only when no candidate above works
 FLOAT_VALUE = 0.5
 MAX_ELEMENTS = 1 << 24                   # never allocate more than this per pointer while guessing
+SHRINK_BUDGET = 20.0                     # seconds spent cutting guessed sizes to the footprint
 
 
 @dataclass
@@ -209,7 +214,8 @@ def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | N
 
 
 def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
-                 candidates=CANDIDATES, fixed: dict | None = None) -> Inference:
+                 candidates=CANDIDATES, fixed: dict | None = None,
+                 shrink_budget: float = SHRINK_BUDGET) -> Inference:
     """Find verification inputs for ``program`` (see the module docstring). ``fixed`` holds
     scalar values the user gave (``--arg n=64``); only the other scalars are inferred."""
     fixed = dict(fixed or {})
@@ -320,9 +326,67 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                       f"allocations{extra}; last attempt: {last}")
         return inf
     scalars, sizes, args = safe
-    inf.ok, inf.scalars, inf.sizes, inf.args = True, scalars, sizes, args
     if needs_guess:
+        shrunk = _shrink_to_footprint(program, path, [r.pointer for r in rules if r.fallback],
+                                      sizes, args, timeout, launch, shrink_budget)
         inf.analysis += ("; sizes of " + ", ".join(r.pointer for r in rules if r.fallback)
                          + " guessed and confirmed by the guarded run")
+        if shrunk:
+            inf.analysis += ("; shrunk to the source's footprint (the smallest sizes its guarded runs "
+                             "stay inside): " + ", ".join(f"{n}[{sizes[n]}]" for n in shrunk))
+    inf.ok, inf.scalars, inf.sizes, inf.args = True, scalars, sizes, args
     return inf
+
+
+def _shrink_to_footprint(program, path, pointers, sizes, args, timeout, launch, budget) -> list[str]:
+    """Guessed pointer sizes cut down to what the source touches (issue 16: a buffer larger than
+    the source's footprint hides a translation that reads past it): per pointer, the smallest
+    element count, rounded up to the 16-byte granule of the run's allocations, at which a
+    guarded run of the source still stays in bounds (binary search; a run in bounds at n is in
+    bounds at any larger n). ``sizes`` and ``args`` are updated in place; returns the pointers
+    made smaller. Stops (keeping what it has) when ``budget`` seconds are spent."""
+    import time
+
+    from .ir.errors import KernelRuntimeError, KernelTimeout
+    from .run import run_kernel
+
+    t0 = time.monotonic()
+    index = {p.name: k for k, p in enumerate(program.params)}
+    done = []
+
+    def runs(name: str, n: int) -> bool:
+        trial = [a.copy() if hasattr(a, "copy") else a for a in args]
+        trial[index[name]] = trial[index[name]][:n].copy()
+        try:
+            run_kernel(path, args=trial, program=program, timeout=timeout,
+                       launch=launch if program.entry.kind == "kernel" else None)
+        except KernelTimeout:
+            raise
+        except KernelRuntimeError:
+            return False
+        return True
+
+    for name in pointers:
+        if name not in index or not hasattr(args[index[name]], "itemsize"):
+            continue
+        size = int(sizes[name])
+        granule = max(1, 16 // max(1, args[index[name]].itemsize))
+        lo, hi = 0, size                  # runs(hi) holds (the confirmed size); find the least
+        try:
+            while hi - lo > granule and time.monotonic() - t0 < budget:
+                mid = (lo + hi) // 2
+                if mid > 0 and runs(name, mid):
+                    hi = mid
+                else:
+                    lo = mid
+        except KernelTimeout:
+            break
+        best = min(size, -(-hi // granule) * granule)    # >= hi, so in bounds too
+        if best < size:
+            args[index[name]] = args[index[name]][:best].copy()
+            sizes[name] = best
+            done.append(name)
+        if time.monotonic() - t0 >= budget:
+            break
+    return done
 

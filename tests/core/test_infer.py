@@ -272,3 +272,28 @@ def test_a_timeout_skips_larger_values(tmp_path):
     outcomes = [(t["value"], t["outcome"].split(":")[0]) for t in inf.tried]
     assert outcomes == [(512, "KernelTimeout"), (1024, "skipped"), (8, "ok")]
     assert inf.scalars == {"n": 8}
+
+
+FIXED_FOOTPRINT_VNNI = r"""
+#include <stdlib.h>
+extern "C" void scale_12x384(const float* x, float* y) {
+  for (int t = 0; t < 12; ++t)
+    for (int k = 0; k < 384; ++k) {
+      int i = abs(t * 384 + k);             // beyond the analysis: the size is guessed
+      y[i] = 0.5f * x[i];
+    }
+}
+"""
+
+
+def test_guessed_sizes_are_cut_to_the_sources_footprint(tmp_path):
+    """Issue 16 point 2: a guess that holds (8192 elements) is larger than what the source
+    touches (12 x 384 = 4608); verified there, a translation reading past 4608 would pass.
+    The guarded runs find the footprint and the buffers end at it."""
+    src = _write(tmp_path, "fixed.cpp", FIXED_FOOTPRINT_VNNI)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.sizes == {"x": 4608, "y": 4608}, inf.to_json()
+    assert [len(a) for a in inf.args] == [4608, 4608]
+    assert "shrunk to the source's footprint" in inf.analysis
+    kept = infer_inputs(parse_file(src), src, shrink_budget=0)
+    assert kept.ok and kept.sizes["x"] > 4608
