@@ -40,7 +40,7 @@ How
        and is passed over while another candidate may do better.
     4. Footprint: a guessed size that held is usually larger than what the source touches, and
        a buffer larger than the source's footprint hides a translation that reads past it. Each
-       guessed pointer is cut to the smallest size (to the 16-byte granule) at which guarded
+       guessed pointer is cut to the smallest size (to the 64-byte granule) at which guarded
        runs of the source stay in bounds (binary search, at most ``SHRINK_BUDGET`` seconds).
     Values of 16 and up come first (a size below a vector width or a warp verifies little);
     only when none of them works are ``SMALL`` values (8, 4, 2, 1) tried, largest first.
@@ -341,7 +341,7 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
 def _shrink_to_footprint(program, path, pointers, sizes, args, timeout, launch, budget) -> list[str]:
     """Guessed pointer sizes cut down to what the source touches (issue 16: a buffer larger than
     the source's footprint hides a translation that reads past it): per pointer, the smallest
-    element count, rounded up to the 16-byte granule of the run's allocations, at which a
+    element count, rounded up to the 64-byte granule of device allocations, at which a
     guarded run of the source still stays in bounds (binary search; a run in bounds at n is in
     bounds at any larger n). ``sizes`` and ``args`` are updated in place; returns the pointers
     made smaller. Stops (keeping what it has) when ``budget`` seconds are spent."""
@@ -370,7 +370,9 @@ def _shrink_to_footprint(program, path, pointers, sizes, args, timeout, launch, 
         if name not in index or not hasattr(args[index[name]], "itemsize"):
             continue
         size = int(sizes[name])
-        granule = max(1, 16 // max(1, args[index[name]].itemsize))
+        # device copies of a kernel entry's arguments are 64-byte aligned: reads in the slack
+        # before the guard page go unnoticed, so sizes are only told apart to 64 bytes
+        granule = max(1, 64 // max(1, args[index[name]].itemsize))
         lo, hi = 0, size                  # runs(hi) holds (the confirmed size); find the least
         try:
             while hi - lo > granule and time.monotonic() - t0 < budget:
