@@ -297,3 +297,25 @@ def test_guessed_sizes_are_cut_to_the_sources_footprint(tmp_path):
     assert "shrunk to the source's footprint" in inf.analysis
     kept = infer_inputs(parse_file(src), src, shrink_budget=0)
     assert kept.ok and kept.sizes["x"] > 4608
+
+
+GELU_BANG = r"""#include <bang.h>
+#define N 4608
+#define PER_CORE (N / 16)
+__mlu_global__ void gelu_kernel(float *input, float *output) {
+    __nram__ float buf[PER_CORE];
+    int offset = (clusterId * 4 + coreId) * PER_CORE;
+    __memcpy(buf, input + offset, PER_CORE * sizeof(float), GDRAM2NRAM);
+    for (int i = 0; i < PER_CORE; ++i) buf[i] = 0.5f * buf[i] * (1.0f + tanhf(buf[i]));
+    __memcpy(output + offset, buf, PER_CORE * sizeof(float), NRAM2GDRAM);
+}
+"""
+
+
+def test_kernel_only_bang_gets_its_footprint(tmp_path):
+    """Issue 16: a kernel-only BANG source whose windows are fixed by clusterId, coreId and byte
+    counts (12 x 384 floats over 16 tasks): the guessed sizes are cut to 4608 elements, so the
+    translation is verified where its reads end."""
+    src = _write(tmp_path, "gelu.mlu", GELU_BANG)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.sizes == {"input": 4608, "output": 4608}, inf.to_json()
