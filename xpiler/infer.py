@@ -271,8 +271,8 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             before = [a.copy() if hasattr(a, "copy") else a for a in args]
             label = "" if mode == "random" else f" (integer inputs {', '.join(int_inputs)} as indices in [0, {v}))"
             try:
-                run_kernel(path, args=args, program=program, timeout=timeout,
-                           launch=launch if program.entry.kind == "kernel" else None)
+                result = run_kernel(path, args=args, program=program, timeout=timeout,
+                                    launch=launch if program.entry.kind == "kernel" else None)
             except KernelRuntimeError as exc:
                 inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}{label}{static}"})
                 if isinstance(exc, KernelTimeout):   # larger values will not be faster
@@ -282,7 +282,19 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                 inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}"})
                 inf.reason = f"the source does not run on the virtual device: {exc.message}"
                 return "fatal", None
+            empty = [w for w in result.warnings if "empty grid or block" in w]
+            if empty:       # nothing ran: whatever the outputs hold says nothing about the kernel
+                inf.tried.append({"value": v, "outcome": f"degenerate{tag}: {empty[0]}{label}"})
+                return "degenerate", (scalars, sizes, before)
             changed = any(_informative(a, b) for p, a, b in zip(program.params, args, before) if p in outs)
+            if changed and outs:
+                undefined = _undefined_outputs(program, path, before, args, outs, timeout, launch)
+                if undefined == "all":
+                    inf.tried.append({"value": v, "outcome": f"degenerate{tag}: every output element depends on "
+                                                            f"uninitialised memory (nothing written){label}"})
+                    return "degenerate", (scalars, sizes, before)
+                if undefined:
+                    static += f" ({undefined})"
             if changed or not outs:
                 inf.tried.append({"value": v, "outcome": f"ok{tag}{label}{static}"})
                 return "ok", (scalars, sizes, before)
@@ -336,6 +348,32 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                              "stay inside): " + ", ".join(f"{n}[{sizes[n]}]" for n in shrunk))
     inf.ok, inf.scalars, inf.sizes, inf.args = True, scalars, sizes, args
     return inf
+
+
+def _undefined_outputs(program, path, before, after, outs, timeout, launch) -> str:
+    """Run the source again on ``before`` with fresh memory holding another byte: output
+    elements that differ from ``after`` depend on uninitialised memory. "all" when every output
+    element does, a count ("12 of 64 output elements undefined") when some do, else ""."""
+    import numpy as np
+
+    from .ir.errors import XpilerError
+    from .run import run_kernel
+    from .verify import FRESH_FILL, differing_elements
+
+    again = [a.copy() if hasattr(a, "copy") else a for a in before]
+    try:
+        run_kernel(path, args=again, program=program, timeout=timeout, fresh_fill=FRESH_FILL,
+                   launch=launch if program.entry.kind == "kernel" else None)
+    except XpilerError:
+        return ""
+    total = undefined = 0
+    for p, a, b in zip(program.params, after, again):
+        if p in outs and isinstance(a, np.ndarray):
+            undefined += int(differing_elements(a, b).sum())
+            total += a.size
+    if total and undefined == total:
+        return "all"
+    return f"{undefined} of {total} output elements undefined" if undefined else ""
 
 
 def _shrink_to_footprint(program, path, pointers, sizes, args, timeout, launch, budget) -> list[str]:

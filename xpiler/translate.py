@@ -334,7 +334,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
 
     from .parse import parse_file, parse_source
     from .run import broken_rules, run_kernel
-    from .verify import compare_arrays
+    from .verify import FRESH_FILL, compare_arrays, differing_elements
 
     t0 = time.perf_counter()
     load_passes()
@@ -377,7 +377,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
                 other = _copy(args)
                 run_kernel(src_path, args=other, program=program, timeout=timeout, fresh_fill=FRESH_FILL,
                            launch=launch if program.entry.kind == "kernel" else None)
-                masks = [_differing(a, b) for a, b in zip(reference, other)]
+                masks = [differing_elements(a, b) for a, b in zip(reference, other)]
             except XpilerError:
                 pass
             undefined_masks.append(masks)
@@ -551,21 +551,6 @@ def _same_launch(source, candidate, launch):
     gpu = {"cuda", "hip"}
     same_model = (source.platform in gpu and candidate.platform in gpu) or source.platform == candidate.platform
     return launch if same_model else None
-
-
-FRESH_FILL = 0xA5    # the byte of fresh memory in the source's second run (the first has zeros)
-
-
-def _differing(a, b):
-    """Elements of two results of one argument that differ bit for bit (None for a scalar)."""
-    import numpy as np
-
-    if not isinstance(a, np.ndarray):
-        return None
-    x, y = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    width = max(1, x.dtype.itemsize)
-    return (x.reshape(-1).view(np.uint8).reshape(-1, width) !=
-            y.reshape(-1).view(np.uint8).reshape(-1, width)).any(axis=1)
 
 
 def _verify(text, candidate, out_path, source_program, args, reference, strict, timeout, run_kernel,

@@ -69,6 +69,23 @@ class CheckReport:
                 "runs": [r.to_json() for r in self.runs]}
 
 
+FRESH_FILL = 0x3F    # fresh memory of a second run: 0.747 as float, 1.8 as half (not a tiny value that
+                     # vanishes in a sum), 0x3F3F3F3F as int32; the first run has zeros
+
+
+def differing_elements(a, b):
+    """Elements of two results of one argument that differ bit for bit (None for a scalar):
+    two runs of a program whose fresh memory held different bytes differ exactly where the
+    result depends on uninitialised memory."""
+    import numpy as np
+
+    if not isinstance(a, np.ndarray):
+        return None
+    x, y = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
+    width = max(1, x.dtype.itemsize)
+    return (x.view(np.uint8).reshape(-1, width) != y.view(np.uint8).reshape(-1, width)).any(axis=1)
+
+
 def compare_arrays(name: str, got, want, dtype: str, role: str = "output",
                    tol: tuple[float, float] | None = None, undefined=None) -> Comparison:
     """``undefined``: a boolean mask (the shape of ``want``) of the elements whose reference value

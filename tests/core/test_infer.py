@@ -319,3 +319,54 @@ def test_kernel_only_bang_gets_its_footprint(tmp_path):
     src = _write(tmp_path, "gelu.mlu", GELU_BANG)
     inf = infer_inputs(parse_file(src), src)
     assert inf.ok and inf.sizes == {"input": 4608, "output": 4608}, inf.to_json()
+
+
+EMPTY_GRID_CUDA = r"""
+__global__ void twice(float *y, int n) {
+  int i = blockIdx.x * 32 + threadIdx.x;
+  if (i < n) y[i] *= 2.0f;
+}
+extern "C" void run(const float *x, float *y, int n) {
+  float *d;
+  cudaMalloc(&d, n * sizeof(float));
+  cudaMemcpy(d, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  twice<<<n / 64, 32>>>(d, n);            // an empty grid below n = 64
+  cudaMemcpy(y, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+}
+"""
+
+
+def test_an_empty_grid_is_a_degenerate_input(tmp_path):
+    """Issue 16 point 1: at n = 16 and 32 the launch has no block: y receives x unchanged, which
+    looks informative, but nothing ran. The first value under which the kernel runs is kept."""
+    src = _write(tmp_path, "grid.cu", EMPTY_GRID_CUDA)
+    inf = infer_inputs(parse_file(src), src)
+    outcomes = [(t["value"], t["outcome"].split(":")[0]) for t in inf.tried]
+    assert inf.ok and inf.scalars == {"n": 64}, outcomes
+    assert outcomes[:2] == [(16, "degenerate"), (32, "degenerate")]
+
+
+UNINITIALISED_CUDA = r"""
+__global__ void add(const float *x, const float *junk, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] + junk[i];
+}
+extern "C" void run(const float *x, float *y, int n) {
+  float *dx, *dj, *dy;
+  cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dj, n * sizeof(float)); cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);     // dj is never written
+  add<<<(n + 31) / 32, 32>>>(dx, dj, dy, n);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx); cudaFree(dj); cudaFree(dy);
+}
+"""
+
+
+def test_outputs_made_of_uninitialised_memory_are_degenerate(tmp_path):
+    """Issue 16 point 1: y = x + junk with junk never written: the output changes and is not
+    one repeated value (fresh memory holds zeros: y = x), but a second run with another fill
+    of fresh memory changes every element: nothing in it is defined."""
+    src = _write(tmp_path, "junk.cu", UNINITIALISED_CUDA)
+    inf = infer_inputs(parse_file(src), src, candidates=(16,))
+    assert any("uninitialised memory" in t["outcome"] for t in inf.tried), inf.tried
