@@ -303,8 +303,11 @@ def list_passes(as_json):
 @click.option("--time-limit", "time_limit", type=float, default=600, show_default=True,
               help="Seconds for the whole translation (front-end, passes, verification); 0: no limit. "
                    "Past it nothing is written and the exit status is 1.")
+@click.option("--infer-budget", "infer_budget", type=float, default=20, show_default=True,
+              help="Seconds for inferring verification inputs; 0: no limit. Past it no further "
+                   "candidate is tried (exit 3 when none worked).")
 def translate(src, to, out, args, config, seed, entry, report_path, explain, allow_unverified, infer, strict,
-              timeout, time_limit):
+              timeout, time_limit, infer_budget):
     """Translate SRC to another platform; exit 0 only when OUT is verified (1 failed, also past
     --time-limit; 2 bad input; 3 unverified: no inputs could be given or inferred)."""
     from pathlib import Path
@@ -314,6 +317,8 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
     from .translate import (TranslationReport, config_paths, check_output_path, same_file,
                             translate as run_translate)
 
+    if infer_budget < 0 or infer_budget != infer_budget:
+        raise UsageError(f"--infer-budget {infer_budget:g}: expected seconds >= 0 (0: no limit)")
     if time_limit < 0 or time_limit != time_limit:
         raise UsageError(f"--time-limit {time_limit:g}: expected seconds >= 0 (0: no limit)")
     out_path = Path(out)
@@ -328,7 +333,7 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
     try:
         report = run_translate(src, to, out, arg_specs=parse_arg_specs(args), config=config, seed=seed,
                                entry=entry, allow_unverified=allow_unverified, strict=strict, timeout=timeout,
-                               infer=infer, time_limit=time_limit or None)
+                               infer=infer, time_limit=time_limit or None, infer_budget=infer_budget)
     except XpilerError as exc:
         report = TranslationReport(src, to, out, status="failed", message=exc.render())
         # a usage error (bad option, unusable path, OUT = SRC) ran nothing: every file stays as it was

@@ -64,6 +64,7 @@ SMALL = (8, 4, 2, 1)                     # tried (largest first) only when no ca
 FLOAT_VALUE = 0.5
 MAX_ELEMENTS = 1 << 24                   # never allocate more than this per pointer while guessing
 SHRINK_BUDGET = 20.0                     # seconds spent cutting guessed sizes to the footprint
+BUDGET = 20.0                            # seconds for the whole inference (translate --infer-budget)
 
 
 @dataclass
@@ -215,9 +216,15 @@ def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | N
 
 def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                  candidates=CANDIDATES, fixed: dict | None = None,
-                 shrink_budget: float = SHRINK_BUDGET) -> Inference:
+                 shrink_budget: float = SHRINK_BUDGET, budget: float | None = None) -> Inference:
     """Find verification inputs for ``program`` (see the module docstring). ``fixed`` holds
-    scalar values the user gave (``--arg n=64``); only the other scalars are inferred."""
+    scalar values the user gave (``--arg n=64``); only the other scalars are inferred.
+    ``budget``: seconds for the whole search (None: ``BUDGET``; 0: no limit); past it no
+    further candidate is tried and the reason says so."""
+    import time
+
+    budget = BUDGET if budget is None else budget
+    deadline = time.monotonic() + budget if budget > 0 else float("inf")
     fixed = dict(fixed or {})
     import numpy as np
 
@@ -303,8 +310,12 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             return "degenerate", (scalars, sizes, before)
         return "failed", None
 
-    safe, slow, found = None, None, None
+    safe, slow, found, spent = None, None, None, False
     for v in values:
+        if time.monotonic() > deadline:
+            inf.tried.append({"value": v, "outcome": f"skipped: the inference budget of {budget:g} s is spent"})
+            spent = True
+            break
         if slow is not None and v >= slow:
             inf.tried.append({"value": v, "outcome": f"skipped: value {slow} already timed out"})
             continue
@@ -322,6 +333,8 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
         # Equal sizes hide transposed or swapped dimensions (a square gemm verifies a kernel
         # that mixes up M and N): prefer distinct values when the source runs on them too.
         for pattern in ("doubling", "alternating"):
+            if time.monotonic() > deadline:
+                break
             assign = {n: found * (2 ** i if pattern == "doubling" else 1 + i % 2) for i, n in enumerate(free_ints)}
             outcome, result = attempt(scalars_for(assign), found, f" [distinct values, {pattern}]")
             if outcome == "fatal":   # cannot happen after a successful run; keep the uniform one
@@ -336,11 +349,15 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             if any(r.fallback for r in rules) else ""
         inf.reason = (f"no candidate scalar values {list(values)} keep every access inside the "
                       f"allocations{extra}; last attempt: {last}")
+        if spent:
+            inf.reason = (f"the inference budget of {budget:g} s (--infer-budget) was spent before any "
+                          f"candidate worked; {inf.reason}")
         return inf
     scalars, sizes, args = safe
     if needs_guess:
         shrunk = _shrink_to_footprint(program, path, [r.pointer for r in rules if r.fallback],
-                                      sizes, args, timeout, launch, shrink_budget)
+                                      sizes, args, timeout, launch,
+                                      max(0.0, min(shrink_budget, deadline - time.monotonic())))
         inf.analysis += ("; sizes of " + ", ".join(r.pointer for r in rules if r.fallback)
                          + " guessed and confirmed by the guarded run")
         if shrunk:

@@ -123,7 +123,7 @@ def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
 
 
 def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infer: bool = True,
-            timeout: float = 60, report: "TranslationReport | None" = None):
+            timeout: float = 60, report: "TranslationReport | None" = None, infer_budget: float | None = None):
     """(args, description, launch) or (None, reason, None); launch is a case file's launch for a
     kernel-only source. Without --arg, --config or a case file the inputs are inferred
     (``xpiler.infer``) unless ``infer`` is False; the inference is recorded in ``report``."""
@@ -141,7 +141,7 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infe
 
         rng = np.random.default_rng(seed)
         fixed = {p.name: materialise(specs[p.name], p, rng) for p in program.params if p.name in specs}
-        inf = infer_inputs(program, src, seed=seed, timeout=timeout, fixed=fixed)
+        inf = infer_inputs(program, src, seed=seed, timeout=timeout, fixed=fixed, budget=infer_budget)
         if report is not None:
             report.inference = inf.to_json()
         if not inf.ok:
@@ -175,7 +175,7 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infe
         return None, f"no verification inputs (inference disabled): {hint}", None
     from .infer import infer_inputs
 
-    inf = infer_inputs(program, src, seed=seed, timeout=timeout)
+    inf = infer_inputs(program, src, seed=seed, timeout=timeout, budget=infer_budget)
     if report is not None:
         report.inference = inf.to_json()
     if not inf.ok:
@@ -312,7 +312,7 @@ def _waiting_for_kernel(frame) -> bool:
 def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, config: str | None = None,
               seed: int = 0, entry: str | None = None, allow_unverified: bool = False,
               strict: bool = True, timeout: float = 60, progress=None, infer: bool = True,
-              time_limit: float | None = None) -> TranslationReport:
+              time_limit: float | None = None, infer_budget: float | None = None) -> TranslationReport:
     """Translate ``src`` to ``to`` (see the module docstring). ``timeout`` bounds each kernel
     run; ``time_limit`` (seconds, None or 0: none) bounds the whole translation (front-end,
     passes, verification): when it is exceeded, ``TranslationTimeLimit`` (exit 1) names the step
@@ -322,13 +322,13 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
         with limit:
             return _translate(src, to, out, arg_specs=arg_specs, config=config, seed=seed, entry=entry,
                               allow_unverified=allow_unverified, strict=strict, timeout=timeout,
-                              progress=progress, infer=infer, limit=limit)
+                              progress=progress, infer=infer, limit=limit, infer_budget=infer_budget)
     except _TimeUp:
         raise limit.error() from None
 
 
 def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, allow_unverified, strict,
-               timeout, progress, infer, limit: TimeLimit) -> TranslationReport:
+               timeout, progress, infer, limit: TimeLimit, infer_budget=None) -> TranslationReport:
     from passes.base import PassRefused, apply_pass, format_pipeline
     from platforms.common.std_headers import include_lines
 
@@ -355,7 +355,8 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
                   for steps in plans(program.platform, target)]
     report.pipeline = format_pipeline(candidates[0])
     limit.check("choosing the verification inputs")
-    args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed, infer, timeout, report)
+    args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed, infer, timeout, report,
+                                infer_budget)
     report.inputs = how
     reference, relax = None, []
     if args is not None:

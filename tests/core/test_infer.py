@@ -370,3 +370,18 @@ def test_outputs_made_of_uninitialised_memory_are_degenerate(tmp_path):
     src = _write(tmp_path, "junk.cu", UNINITIALISED_CUDA)
     inf = infer_inputs(parse_file(src), src, candidates=(16,))
     assert any("uninitialised memory" in t["outcome"] for t in inf.tried), inf.tried
+
+
+def test_the_inference_budget_stops_the_search_with_a_clear_reason(tmp_path):
+    """Issue 16 point 1: inference has a time budget; past it no further value is tried."""
+    src = _write(tmp_path, "slow.cpp", SLOW_VNNI)
+    inf = infer_inputs(parse_file(src), src, timeout=30, candidates=(1024, 512, 8), budget=0.5)
+    assert not inf.ok
+    assert inf.tried[-1]["outcome"].startswith("skipped: the inference budget of 0.5 s is spent")
+    assert "--infer-budget" in inf.reason
+
+
+def test_infer_budget_option(tmp_path, capsys):
+    src = _write(tmp_path, "slow.cpp", SLOW_VNNI)
+    assert main(["translate", str(src), "--to", "cuda", "-o", str(tmp_path / "o.cu"), "--infer-budget", "-1"]) == 2
+    assert "--infer-budget" in capsys.readouterr().err
