@@ -1,0 +1,187 @@
+"""pointer_offsets: a pointer parameter the entry advances (``a += 16``) -> the parameter plus an
+integer offset (``a[__xp_off_a + i]``).
+
+Summary
+    Hand-written kernels walk their inputs by advancing the pointer parameters themselves
+    (``a_scalars += 16, b_scalars += 16, n -= 16;`` in simsimd; ``A += BK;`` in tiled GEMMs).
+    The access analyses trace a load to a parameter and an index; a pointer that changes on the
+    way cannot be traced (``load through a pointer the analysis cannot trace``). For each
+    pointer parameter ``p`` of the entry whose every change is ``p += e``, ``p -= e``,
+    ``p = p + e``, ``p = p - e``, ``++p``/``p++``/``--p``/``p--`` as a statement (or a
+    comma-operand of one), and whose address is not taken, the entry gets
+    ``long long __xp_off_p = 0;``, every change moves the offset instead, and every other use of
+    ``p`` reads ``p`` at the offset: ``p[i]`` -> ``p[__xp_off_p + i]``, ``*p`` ->
+    ``p[__xp_off_p]``, ``p`` -> ``(p + __xp_off_p)``.
+Requires
+    1. The program has an entry function definition (XP-POINTER-OFFSETS-001).
+    2. At least one pointer parameter changed only that way (XP-POINTER-OFFSETS-002).
+Guarantees
+    Same outputs on the virtual device: every use reads the address the advanced pointer held.
+Options
+    none.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+
+from pycparser import c_ast
+
+import passes.canon as canon
+from passes.base import PassInfo, register
+
+NAME = "pointer_offsets"
+_STEP_OPS = {"+=": "+=", "-=": "-="}
+_INCREMENTS = {"++": "+=", "p++": "+=", "--": "-=", "p--": "-="}
+
+
+def _offset_name(p: str) -> str:
+    return f"__xp_off_{p}"
+
+
+def _change(node, p: str):
+    """(op, amount) when ``node`` changes ``p`` by a step, else None."""
+    if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and node.lvalue.name == p:
+        if node.op in _STEP_OPS:
+            return _STEP_OPS[node.op], node.rvalue
+        r = node.rvalue
+        if node.op == "=" and isinstance(r, c_ast.BinaryOp) and r.op in ("+", "-") and \
+                isinstance(r.left, c_ast.ID) and r.left.name == p:
+            return ("+=" if r.op == "+" else "-="), r.right
+    if isinstance(node, c_ast.UnaryOp) and node.op in _INCREMENTS and \
+            isinstance(node.expr, c_ast.ID) and node.expr.name == p:
+        return _INCREMENTS[node.op], c_ast.Constant("int", "1")
+    return None
+
+
+def _statement_level(node, parents: dict) -> bool:
+    """``node``'s value is unused: a statement, a For's next, or a comma operand of one."""
+    parent = parents.get(id(node))
+    while isinstance(parent, c_ast.ExprList) and not isinstance(parents.get(id(parent)), c_ast.FuncCall):
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, c_ast.Compound):
+        return True
+    if isinstance(parent, c_ast.For) and parent.next is node:
+        return True
+    if isinstance(parent, (c_ast.If, c_ast.While, c_ast.DoWhile, c_ast.For)) and \
+            node in (getattr(parent, "iftrue", None), getattr(parent, "iffalse", None),
+                     getattr(parent, "stmt", None)):
+        return True
+    return False
+
+
+def _parents(root) -> dict:
+    out = {}
+    for n in canon.walk(root):
+        for _, c in n.children():
+            out[id(c)] = n
+    return out
+
+
+def _pointers(fdef) -> list[tuple[str, c_ast.Compound | None, c_ast.Decl | None]]:
+    """(name, block, declaration) of the entry's pointer parameters (block None) and of its
+    pointer locals declared once with an initialiser (e.g. an inlined helper's parameters)."""
+    decls = [n for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and n.name]
+    count: dict[str, int] = {}
+    for d in decls:
+        count[d.name] = count.get(d.name, 0) + 1
+    out = [(p.name, None, None) for p in (fdef.decl.type.args.params if fdef.decl.type.args else [])
+           if isinstance(p, c_ast.Decl) and p.name and isinstance(p.type, c_ast.PtrDecl)
+           and p.name not in count]
+    for block in (n for n in canon.walk(fdef.body) if isinstance(n, c_ast.Compound)):
+        for d in block.block_items or []:
+            if isinstance(d, c_ast.Decl) and d.name and isinstance(d.type, c_ast.PtrDecl) and \
+                    d.init is not None and count.get(d.name) == 1:
+                out.append((d.name, block, d))
+    return out
+
+
+def movable(fdef) -> list[tuple[str, c_ast.Compound | None, c_ast.Decl | None]]:
+    """The entry's pointers that only ever advance by steps (the check's plan)."""
+    parents = _parents(fdef.body)
+    declared = {n.name for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and n.name}
+    out = []
+    for name, block, decl in _pointers(fdef):
+        if _offset_name(name) in declared:
+            continue
+        changes, ok = 0, True
+        for n in canon.walk(fdef.body):
+            step = _change(n, name)
+            if step is not None:
+                if not _statement_level(n, parents):
+                    ok = False
+                    break
+                changes += 1
+            elif isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == name:
+                ok = False                  # p = something else
+                break
+            elif isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID) and \
+                    n.expr.name == name:
+                ok = False                  # its address escapes
+                break
+        if ok and changes:
+            out.append((name, block, decl))
+    return out
+
+
+def _rewrite(fdef, pointers) -> None:
+    for p, block, decl in pointers:
+        off = _offset_name(p)
+
+        def replacement(n, p=p, off=off):
+            step = _change(n, p)
+            if step is not None:
+                return c_ast.Assignment(step[0], c_ast.ID(off), step[1])
+            if n is decl:
+                return None                 # the declaration itself (its initialiser is read below)
+            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name == p:
+                n.subscript = canon.replace_nodes(c_ast.ExprList([n.subscript]), replacement).exprs[0]
+                return c_ast.ArrayRef(c_ast.ID(p), c_ast.BinaryOp("+", c_ast.ID(off), n.subscript))
+            if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID) and n.expr.name == p:
+                return c_ast.ArrayRef(c_ast.ID(p), c_ast.ID(off))
+            if isinstance(n, c_ast.ID) and n.name == p:
+                return c_ast.BinaryOp("+", c_ast.ID(p), c_ast.ID(off))
+            return None
+
+        canon.replace_nodes(fdef.body, replacement, skip={c_ast.StructRef: ("field",)})
+        (offset,) = canon.parse_stmts(f"long long {off} = 0;")
+        if block is None:
+            fdef.body.block_items = [offset] + list(fdef.body.block_items or [])
+        else:
+            items = list(block.block_items)
+            at = next(k for k, x in enumerate(items) if x is decl)
+            block.block_items = items[:at + 1] + [offset] + items[at + 1:]
+
+
+@register(PassInfo(
+    name=NAME,
+    summary="pointer parameters advanced by steps (a += 16) -> the parameter at an integer offset",
+    requires=("an entry function definition (XP-POINTER-OFFSETS-001)",
+              "a pointer parameter changed only by steps as statements, its address not taken "
+              "(XP-POINTER-OFFSETS-002)"),
+    guarantees=("same outputs on the virtual device", "the entry's pointer parameters never change"),
+))
+def pointer_offsets(program, *, plan=None):
+    from platforms import parse as parse_source
+    import platforms
+
+    plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
+    draft = replace(program, ast=plan.ast, source="")
+    text = platforms.module(program.platform, "backend").emit(draft)
+    return parse_source(text, program.platform, program.path,
+                        entry=program.entry.name if program.entry else None)
+
+
+@pointer_offsets.legality
+def _legal(program):
+    fdef = canon.entry_def(program.ast, program.entry.name) if program.ast is not None and program.entry else None
+    if fdef is None:
+        return [canon.diag(program, NAME, "XP-POINTER-OFFSETS-001", "no entry function definition")]
+    found = movable(fdef)
+    if not found:
+        return [canon.diag(program, NAME, "XP-POINTER-OFFSETS-002", "no pointer parameter is advanced "
+                           "by steps only")]
+    ast = copy.deepcopy(program.ast)        # the rewrite, run on a copy: the plan it emits
+    fcopy = canon.entry_def(ast, program.entry.name)
+    _rewrite(fcopy, movable(fcopy))
+    return canon.Rewritten(ast, [name for name, _, _ in found])
