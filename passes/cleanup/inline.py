@@ -357,7 +357,11 @@ class _Inliner:
                 if h is None:
                     return e
                 if h.is_expression and all(not canon.has_side_effects(a, self.pure)
-                                           for a in (e.args.exprs if e.args else [])):
+                                           for a in (e.args.exprs if e.args else [])) and \
+                        not self._bindings(h, e, [h.result])[0]:
+                    # every parameter is substituted: the helper is its result expression (a
+                    # parameter that needs a declaration, e.g. a void * passed on to another
+                    # call, takes the statement form below)
                     return self.expand(h, e)
                 if h.void:
                     return e

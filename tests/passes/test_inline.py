@@ -202,3 +202,43 @@ def test_helper_named_only_in_an_emitted_macro_line_is_kept():
     facts["defines"] = {"CHECK": {"params": ["call"], "body": "do { (call); } while (0)"}}
     out = run_pass("inline", dc.replace(prog, facts=facts))
     assert "err_text(int e)" in _emit(out).split('extern "C"')[0]
+
+
+NESTED_VOID = r"""
+static float inner(const void *pv, const void *qv) {
+    const float *p = (const float *) pv;
+    size_t q = *((const size_t *) qv);
+    float s = 0.0f;
+    for (size_t i = 0; i < q; ++i) s += p[i];
+    return s;
+}
+static float outer(const void *pv, const void *qv) { return 1.0f - inner(pv, qv); }
+extern "C" void entry(const float *a, int dim, float *result) {
+    size_t qty = (size_t) dim;
+    result[0] = outer(a, &qty);
+}
+"""
+
+
+def test_an_expression_helper_passing_a_void_pointer_on_keeps_its_binding(tmp_path):
+    """hnswlib's distance wrappers: ``outer`` is one expression, but its void * parameters are
+    passed on to ``inner`` (not only cast), so they need declarations: the statement form is
+    used, not the bare expression (which left ``pv`` unbound: the output did not build)."""
+    import numpy as np
+
+    import platforms
+    from passes.base import run_pass
+    from xpiler.parse import parse_source
+    from xpiler.run import run_kernel
+
+    out = run_pass("inline", parse_source(NESTED_VOID, "vnni", "n.cpp"))
+    text = platforms.module("vnni", "backend").emit(out)
+    assert "inner(" not in text.split('extern "C"')[1] and "outer(" not in text.split('extern "C"')[1]
+    src, dst = tmp_path / "n.cpp", tmp_path / "d.cpp"
+    src.write_text(NESTED_VOID)
+    dst.write_text(text)
+    a = np.random.default_rng(2).standard_normal(64).astype(np.float32)
+    want, got = np.zeros(1, np.float32), np.zeros(1, np.float32)
+    run_kernel(src, args=[a, 64, want])
+    run_kernel(dst, args=[a, 64, got], source=text)
+    np.testing.assert_array_equal(got, want)
