@@ -27,7 +27,7 @@ Options
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pycparser import c_ast
 
@@ -124,14 +124,8 @@ def _rewrite(loops: list[Loop]) -> None:
     guarantees=("same outputs on the virtual device", "the rewritten labels and gotos are gone"),
 ))
 def goto_loop(program, *, plan=None):
-    from platforms import parse as parse_source
-    import platforms
-
     plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
-    draft = replace(program, ast=plan.ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path,
-                        entry=program.entry.name if program.entry else None)
+    return canon.reparse(program, plan.ast)
 
 
 @goto_loop.legality

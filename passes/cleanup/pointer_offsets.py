@@ -23,7 +23,6 @@ Options
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 
 from pycparser import c_ast
 
@@ -162,14 +161,8 @@ def _rewrite(fdef, pointers) -> None:
     guarantees=("same outputs on the virtual device", "the entry's pointer parameters never change"),
 ))
 def pointer_offsets(program, *, plan=None):
-    from platforms import parse as parse_source
-    import platforms
-
     plan = canon.plan_or_refuse(NAME, plan if plan is not None else _legal(program))
-    draft = replace(program, ast=plan.ast, source="")
-    text = platforms.module(program.platform, "backend").emit(draft)
-    return parse_source(text, program.platform, program.path,
-                        entry=program.entry.name if program.entry else None)
+    return canon.reparse(program, plan.ast)
 
 
 @pointer_offsets.legality

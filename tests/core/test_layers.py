@@ -30,6 +30,16 @@ def _dotted(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _from_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module of ``from <module> import ...`` in a module of ``package``."""
+    base = node.module or ""
+    if node.level:
+        up = package.split(".")
+        up = up[:len(up) - (node.level - 1)]
+        base = ".".join(up + ([base] if base else []))
+    return base
+
+
 def _imports(path: Path) -> list[tuple[int, str, bool]]:
     name = _dotted(path)
     return _imports_in(path.read_text(), name if path.name == "__init__.py" else name.rpartition(".")[0])
@@ -47,11 +57,7 @@ def _imports_in(source: str, package: str) -> list[tuple[int, str, bool]]:
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name, True) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")
-                up = up[:len(up) - (node.level - 1)]
-                base = ".".join(up + ([base] if base else []))
+            base = _from_module(node, package)
             out.append((node.lineno, base, True))
             out += [(node.lineno, f"{base}.{a.name}", True) for a in node.names if a.name != "*"]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -166,11 +172,7 @@ def _private_uses_in(source: str, package: str, known) -> list[str]:
                 if a.asname and a.name in known:
                     aliases[a.asname] = a.name
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")
-                up = up[:len(up) - (node.level - 1)]
-                base = ".".join(up + ([base] if base else []))
+            base = _from_module(node, package)
             for a in node.names:
                 if f"{base}.{a.name}" in known:
                     aliases[a.asname or a.name] = f"{base}.{a.name}"
@@ -201,11 +203,7 @@ def _import_graph(known: dict[str, Path]) -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")
-                    up = up[:len(up) - (node.level - 1)]
-                    base = ".".join(up + ([base] if base else []))
+                base = _from_module(node, package)
                 subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
                 targets = subs + ([base] if len(subs) < len(node.names) else [])
             for t in targets:
