@@ -821,6 +821,76 @@ add(Case("fills (__bang_write_value/_zero, __memset_nram, __nramset 1/2/3-D, __g
           np.zeros(256, F), np.zeros(256, F), np.zeros(256, F), np.zeros(256, F)], chk_fill, 8))
 
 
+# ------------------------------------------------------------------------------ vocabulary (issue 17)
+# bitwise family on bit patterns, floor, log2, float -> bf16 toward zero (BANG-VOCABULARY.md)
+def _bits(a):
+    a = np.asarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[a.dtype.itemsize])
+
+
+for dt in (F, Hf, np.int32, np.int16, np.int8):
+    x, y = rand(dt), rand(dt)
+    k_binary("__bang_band", dt, x, y, (_bits(x) & _bits(y)).view(dt), "vocab")
+    k_binary("__bang_bor", dt, x, y, (_bits(x) | _bits(y)).view(dt), "vocab")
+    k_unary("__bang_bnot", dt, x, (~_bits(x)).view(dt), "vocab")
+    seg = rand(dt, 32)
+    k_cycle("__bang_cycle_band", dt, x, seg, (_bits(x) & np.tile(_bits(seg), N // 32)).view(dt), "vocab")
+for dt, v in ((np.int32, 0x0F0F), (np.int16, 0x00FF)):
+    x = rand(dt)
+    k_scalar("__bang_band_scalar", dt, x, v, (_bits(x) & _bits(np.array(v, dt))).view(dt), "vocab")
+for dt in (F, Hf, BF16):
+    x = rand(dt)
+    x[:4] = np.array([-0.5, 2.0, -3.0, 0.0], np.float32).astype(dt)
+    k_unary("__bang_floor", dt, x, np.floor(x.astype(np.float64)).astype(np.float32).astype(dt), "vocab")
+for dt in (F, Hf):
+    x = rand(dt, lo=0.01, hi=100.0)
+    x[:3] = np.array([0.0, -1.0, 8.0], np.float32).astype(dt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.log2(x.astype(np.float32)).astype(dt)
+    k_unary("__bang_log2", dt, x, ref, "vocab", tol=(1e-6, 0) if dt == F else (0, 0))
+
+
+def _bf16_tz(x):
+    u = np.asarray(x, np.float32).view(np.uint32)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    out = (u >> 16).astype(np.uint16).view(BF16)
+    out[nan] = np.float32("nan")
+    return out
+
+
+x = rand(F)
+x[:6] = np.array([1.0 + 2**-9, -(1.0 + 2**-9), 3.4e38, np.inf, np.nan, -0.0], np.float32)
+add(Case("__bang_float2bfloat16_tz", "vocab", """__mlu_global__ void k_f2bf_tz(bfloat16_t *out, const float *in, int n) {
+  __nram__ float a[256];
+  __nram__ bfloat16_t b[256];
+  __memcpy(a, in, n * sizeof(float), GDRAM2NRAM);
+  __bang_float2bfloat16_tz(b, a, n);
+  __memcpy(out, b, n * sizeof(bfloat16_t), NRAM2GDRAM);
+}""", "k_f2bf_tz", [np.zeros(N, BF16), x, N], lambda o, x=x: close(o[0], _bf16_tz(x))))
+
+add(Case("__nramset_async / __is_dram / __cn_scalar_*", "vocab", """__mlu_global__ void k_vocab_misc(float *o0, float *o1, int *o2, float *o3, half *o4) {
+  __nram__ float f[256];
+  __bang_write_zero(f, 256);
+  __nramset_async(f, 256, 2.5f);
+  __sync_compute();
+  __memcpy(o0, f, sizeof(f), NRAM2GDRAM);
+  __bang_write_zero(f, 256);
+  __nramset_async(f, 2, 7.0f, 16, 3);
+  __memcpy(o1, f, sizeof(f), NRAM2GDRAM);
+  o2[0] = __is_dram(o0) ? 1 : 0;
+  o2[1] = __is_dram(f) ? 1 : 0;
+  o3[64] = __cn_scalar_sin_f32(0.5f);
+  o3[65] = __cn_scalar_cos_f32(0.5f);
+  o4[0] = __cn_scalar_sin_f16((half)0.5f);
+  o4[1] = __cn_scalar_cos_f16((half)0.5f);
+}""", "k_vocab_misc", [np.zeros(256, F), np.zeros(256, F), np.zeros(4, np.int32), np.zeros(66, F), np.zeros(2, Hf)],
+         lambda o: (close(o[0], np.full(256, 2.5, F)),
+                    close(o[1], np.where(np.isin(np.arange(256), [0, 1, 4, 5, 8, 9, 12, 13]), 7.0, 0.0).astype(F)),
+                    close(o[2], np.array([1, 0, 0, 0], np.int32)),
+                    close(o[3][64:], np.array([np.sin(np.float32(0.5)), np.cos(np.float32(0.5))], F), 1e-7, 0),
+                    close(o[4], np.array([np.sin(0.5), np.cos(0.5)]).astype(np.float32).astype(Hf)))[0], 5))
+
+
 # ------------------------------------------------------------------------------ running
 MERGE = {"arith": "vec", "cmp": "vec", "pool": "mat"}  # fewer, larger translation units
 for c in CASES:

@@ -89,6 +89,39 @@ def load() -> list[dict]:
     return out
 
 
+DECLARED_FIELDS = {"name", "family", "question", "code", "notes"}
+DECLARED_CODE = "XP-BANG-DECL-001"
+
+
+def declared() -> list[dict]:
+    """Builtins declared but NOT described (``[[declared]]`` tables): real code uses them, the
+    sources do not settle their semantics. Keys: name, family, question, code, notes, file. The
+    virtual device defines each as a function that stops the run with ``code`` when called."""
+    described = set(names())
+    out, seen = [], set()
+    for path in _files():
+        for raw in tomllib.loads(path.read_text()).get("declared", []):
+            bad = set(raw) - DECLARED_FIELDS
+            if bad:
+                raise IntrinsicsError(f"{path.name}: {raw.get('name')}: unknown field(s) {sorted(bad)}")
+            for key in ("name", "family", "question"):
+                if not raw.get(key):
+                    raise IntrinsicsError(f"{path.name}: declared {raw.get('name')}: missing '{key}'")
+            if raw["name"] in described:
+                raise IntrinsicsError(f"{path.name}: {raw['name']} is described and declared")
+            if raw["name"] in seen:
+                raise IntrinsicsError(f"{path.name}: {raw['name']} declared twice")
+            seen.add(raw["name"])
+            out.append({"code": DECLARED_CODE, "notes": "", **raw, "file": path.name})
+    return out
+
+
+def refusal(entry: dict) -> str:
+    """The diagnostic of a call to a declared builtin (also printed by the virtual device)."""
+    return (f"{entry['code']}: '{entry['name']}' is declared but not emulated "
+            f"(platforms/bang/intrinsics/{entry['file']}): {entry['question']}")
+
+
 def names() -> list[str]:
     """Distinct intrinsic names, in file order."""
     seen: dict[str, None] = {}
@@ -191,4 +224,30 @@ def render_cpp(entries: list[dict] | None = None) -> str:
         "#pragma once",
         "",
     ]
-    return "\n".join(head) + "\n\n".join(render_entry(e) for e in entries) + "\n"
+    body = "\n\n".join(render_entry(e) for e in entries)
+    decl = declared()
+    if decl:
+        body += "\n\n" + "\n".join(_DECLARED_HEAD) + "\n\n" + "\n\n".join(render_declared(d) for d in decl)
+    return "\n".join(head) + body + "\n"
+
+
+# Declared builtins: any arguments, any use of the result (the conversion is never reached:
+# the call stops the run first), so a kernel that uses one builds and is refused when it calls it.
+_DECLARED_HEAD = [
+    "// ---- declared, not described (declared.toml): a call stops the run with its diagnostic",
+    "namespace xpb {",
+    "struct refused_t {",
+    "  template <class T> operator T() const { return T(); }",
+    "};",
+    "[[noreturn]] inline void refuse(const char *diagnostic) { xp::fail(xp::FAIL_RUNTIME, \"%s\", diagnostic); }",
+    "}  // namespace xpb",
+]
+
+
+def render_declared(d: dict) -> str:
+    return "\n".join([
+        f"// {d['name']} [{d['file']}] declared ({d['family']}): {d['code']}",
+        f"template <class... A> inline xpb::refused_t {d['name']}(A &&...) {{",
+        f"  xpb::refuse({_cstr(refusal(d)).replace('%%', '%')});",
+        "}",
+    ])

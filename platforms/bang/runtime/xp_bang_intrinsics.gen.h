@@ -481,6 +481,98 @@ template <class T> inline void __bang_pow2(T *dst, const T *src, unsigned int el
   }
 }
 
+// __bang_log2 [activation.toml] name and family of the surpass functions (__bang_sin, __bang_cos): dst = log2(src) in float
+template <class T> inline void __bang_log2(T *dst, const T *src, unsigned int elem_count) {
+  XPB_RULE((elem_count > 0), "__bang_log2: elem_count must be > 0");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((elem_count * sizeof(T) % 128 == 0), "__bang_log2: elem_count*sizeof(T) must be a multiple of 128 bytes (2xx)");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src, 64)), "__bang_log2: operands must be 64-byte aligned (2xx)");
+  XPB_RULE((!std::is_same<T, bfloat16_t>::value) || XPB_ARCH_GROUP >= 5, "__bang_log2: T = bfloat16_t needs (m)tp_5xx or later");
+  xpb::operand("__bang_log2", "dst", dst, (size_t)(elem_count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_log2", "src", src, (size_t)(elem_count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(elem_count); ++i) {
+    float x = (float)src[i]; dst[i] = (T)(log2f(x));
+  }
+}
+
+// __bang_band [bitwise.toml] name (b = bitwise) and family vec_binary: dst = src0 & src1 on the bit patterns
+template <class T> inline void __bang_band(T *dst, const T *src0, const T *src1, unsigned int elem_count) {
+  XPB_RULE((elem_count > 0), "__bang_band: elem_count must be > 0");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((elem_count * sizeof(T) % 128 == 0), "__bang_band: elem_count*sizeof(T) must be a multiple of 128 bytes (2xx)");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src0, 64) && XPB_ALIGNED(src1, 64)), "__bang_band: operands must be 64-byte aligned (2xx)");
+  XPB_RULE((!std::is_same<T, bfloat16_t>::value) || XPB_ARCH_GROUP >= 5, "__bang_band: T = bfloat16_t needs (m)tp_5xx or later");
+  xpb::operand("__bang_band", "dst", dst, (size_t)(elem_count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_band", "src0", src0, (size_t)(elem_count) * sizeof(*src0), XPB_M_NRAM);
+  xpb::operand("__bang_band", "src1", src1, (size_t)(elem_count) * sizeof(*src1), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(elem_count); ++i) {
+    const unsigned char *xa = (const unsigned char *)&src0[i], *xb = (const unsigned char *)&src1[i];
+    unsigned char *xd = (unsigned char *)&dst[i];
+    for (unsigned int k = 0; k < sizeof(T); ++k) xd[k] = (unsigned char)(xa[k] & xb[k]);
+  }
+}
+
+// __bang_bor [bitwise.toml] name (b = bitwise) and family vec_binary: dst = src0 | src1 on the bit patterns
+template <class T> inline void __bang_bor(T *dst, const T *src0, const T *src1, unsigned int elem_count) {
+  XPB_RULE((elem_count > 0), "__bang_bor: elem_count must be > 0");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((elem_count * sizeof(T) % 128 == 0), "__bang_bor: elem_count*sizeof(T) must be a multiple of 128 bytes (2xx)");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src0, 64) && XPB_ALIGNED(src1, 64)), "__bang_bor: operands must be 64-byte aligned (2xx)");
+  XPB_RULE((!std::is_same<T, bfloat16_t>::value) || XPB_ARCH_GROUP >= 5, "__bang_bor: T = bfloat16_t needs (m)tp_5xx or later");
+  xpb::operand("__bang_bor", "dst", dst, (size_t)(elem_count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_bor", "src0", src0, (size_t)(elem_count) * sizeof(*src0), XPB_M_NRAM);
+  xpb::operand("__bang_bor", "src1", src1, (size_t)(elem_count) * sizeof(*src1), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(elem_count); ++i) {
+    const unsigned char *xa = (const unsigned char *)&src0[i], *xb = (const unsigned char *)&src1[i];
+    unsigned char *xd = (unsigned char *)&dst[i];
+    for (unsigned int k = 0; k < sizeof(T); ++k) xd[k] = (unsigned char)(xa[k] | xb[k]);
+  }
+}
+
+// __bang_bnot [bitwise.toml] name (b = bitwise) and family vec_unary: dst = ~src on the bit pattern
+template <class T> inline void __bang_bnot(T *dst, const T *src, unsigned int elem_count) {
+  XPB_RULE((elem_count > 0), "__bang_bnot: elem_count must be > 0");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((elem_count * sizeof(T) % 128 == 0), "__bang_bnot: elem_count*sizeof(T) must be a multiple of 128 bytes (2xx)");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src, 64)), "__bang_bnot: operands must be 64-byte aligned (2xx)");
+  XPB_RULE((!std::is_same<T, bfloat16_t>::value) || XPB_ARCH_GROUP >= 5, "__bang_bnot: T = bfloat16_t needs (m)tp_5xx or later");
+  xpb::operand("__bang_bnot", "dst", dst, (size_t)(elem_count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_bnot", "src", src, (size_t)(elem_count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(elem_count); ++i) {
+    const unsigned char *xa = (const unsigned char *)&src[i];
+    unsigned char *xd = (unsigned char *)&dst[i];
+    for (unsigned int k = 0; k < sizeof(T); ++k) xd[k] = (unsigned char)(~xa[k]);
+  }
+}
+
+// __bang_band_scalar [bitwise.toml] name (b = bitwise) and family vec_scalar: dst = src & (T)value on the bit patterns
+template <class T> inline void __bang_band_scalar(T *dst, const T *src, xpb::same_t<T> value, unsigned int elem_count) {
+  XPB_RULE((elem_count > 0), "__bang_band_scalar: elem_count must be > 0");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((elem_count * sizeof(T) % 128 == 0), "__bang_band_scalar: elem_count*sizeof(T) must be a multiple of 128 bytes (2xx)");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src, 64)), "__bang_band_scalar: operands must be 64-byte aligned (2xx)");
+  XPB_RULE((!std::is_same<T, bfloat16_t>::value) || XPB_ARCH_GROUP >= 5, "__bang_band_scalar: T = bfloat16_t needs (m)tp_5xx or later");
+  xpb::operand("__bang_band_scalar", "dst", dst, (size_t)(elem_count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_band_scalar", "src", src, (size_t)(elem_count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(elem_count); ++i) {
+    const T xv = (T)value;
+    const unsigned char *xa = (const unsigned char *)&src[i], *xb = (const unsigned char *)&xv;
+    unsigned char *xd = (unsigned char *)&dst[i];
+    for (unsigned int k = 0; k < sizeof(T); ++k) xd[k] = (unsigned char)(xa[k] & xb[k]);
+  }
+}
+
+// __bang_cycle_band [bitwise.toml] name (b = bitwise) and family vec_cycle (BG §3.28.9 shape): dst = src & seg[i % seg_elem_count] on the bit patterns
+template <class T> inline void __bang_cycle_band(T *dst, const T *src, const T *seg, unsigned int src_elem_count, unsigned int seg_elem_count) {
+  XPB_RULE((seg_elem_count > 0 && src_elem_count % seg_elem_count == 0), "__bang_cycle_band: src_elem_count must be a positive multiple of seg_elem_count");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((src_elem_count * sizeof(T) % 128 == 0 && seg_elem_count * sizeof(T) % 128 == 0), "__bang_cycle_band: both byte counts must be multiples of 128 (2xx)");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src, 64) && XPB_ALIGNED(seg, 64)), "__bang_cycle_band: operands must be 64-byte aligned (2xx)");
+  XPB_RULE((!std::is_same<T, bfloat16_t>::value) || XPB_ARCH_GROUP >= 5, "__bang_cycle_band: T = bfloat16_t needs (m)tp_5xx or later");
+  xpb::operand("__bang_cycle_band", "dst", dst, (size_t)(src_elem_count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_cycle_band", "src", src, (size_t)(src_elem_count) * sizeof(*src), XPB_M_NRAM);
+  xpb::operand("__bang_cycle_band", "seg", seg, (size_t)(seg_elem_count) * sizeof(*seg), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(seg_elem_count ? src_elem_count : 0); ++i) {
+    const unsigned char *xa = (const unsigned char *)&src[i], *xb = (const unsigned char *)&seg[i % seg_elem_count];
+    unsigned char *xd = (unsigned char *)&dst[i];
+    for (unsigned int k = 0; k < sizeof(T); ++k) xd[k] = (unsigned char)(xa[k] & xb[k]);
+  }
+}
+
 // __bang_gt [compare.toml] BG §3.24
 template <class T> inline void __bang_gt(T *dst, const T *src0, const T *src1, unsigned int elem_count) {
   XPB_RULE((elem_count > 0), "__bang_gt: elem_count must be > 0");
@@ -1533,6 +1625,19 @@ inline void __bang_float2int_rn(int *dst, const float *src, unsigned int count, 
   }
 }
 
+// __bang_float2bfloat16_tz [convert.toml] BG §3.30 (5xx) with the _tz suffix of §5.1: round toward zero = keep the top 16 bits
+inline void __bang_float2bfloat16_tz(bfloat16_t *dst, const float *src, unsigned int count) {
+  XPB_RULE((XPB_ARCH_GROUP >= 5), "__bang_float2bfloat16_tz: bfloat16_t needs (m)tp_5xx");
+  xpb::operand("__bang_float2bfloat16_tz", "dst", dst, (size_t)(count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_float2bfloat16_tz", "src", src, (size_t)(count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(count); ++i) {
+    uint32_t xu;
+    memcpy(&xu, &src[i], 4);
+    if ((xu & 0x7fffffffu) > 0x7f800000u) dst[i] = bfloat16_t(src[i]);
+    else { bfloat16_t xr; xr.x = (unsigned short)(xu >> 16); dst[i] = xr; }
+  }
+}
+
 // __memcpy [data_movement.toml] BG §3.1.2: 1-D copy, dst[0..size) = src[0..size)
 inline void __memcpy(void *dst, const void *src, unsigned int size, mluMemcpyDirection_t dir) {
   xpb::check_direction("__memcpy", dst, src, dir);
@@ -1701,6 +1806,52 @@ template <class T> inline void __gdramset(void *dst, unsigned int elem_count, T 
   typedef xpb::fill_t<T> F;
   const F v = (F)value;
   for (unsigned int i = 0; i < elem_count; ++i) ((F *)dst)[i] = v;
+}
+
+// __nramset_async [data_movement.toml] __nramset (BG §4.52) with the _async suffix of __memcpy_async: same operands, completes at a __sync
+template <class T> inline void __nramset_async(void *dst, unsigned int elem_count, T value) {
+  xpb::operand("__nramset_async", "dst", dst, (size_t)((size_t)elem_count * sizeof(xpb::fill_t<T>)), XPB_M_NRAM);
+  typedef xpb::fill_t<T> F;
+  const F v = (F)value;
+  for (unsigned int i = 0; i < elem_count; ++i) ((F *)dst)[i] = v;
+}
+
+// __nramset_async [data_movement.toml] __nramset 2-D (BG §3.4.3) with the _async suffix: segnum+1 rows of elem_count values, stride bytes apart
+template <class T> inline void __nramset_async(void *dst, unsigned int elem_count, T value, unsigned int stride, unsigned int segnum) {
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((false), "__nramset_async: the 2-D form needs __BANG_ARCH__ >= 322 (2xx)");
+  xpb::operand("__nramset_async", "dst", dst, (size_t)((size_t)segnum * stride + (size_t)elem_count * sizeof(xpb::fill_t<T>)), XPB_M_NRAM);
+  typedef xpb::fill_t<T> F;
+  const F v = (F)value;
+  for (unsigned int s = 0; s <= segnum; ++s) {
+    F *d = (F *)((char *)dst + (size_t)s * stride);
+    for (unsigned int i = 0; i < elem_count; ++i) d[i] = v;
+  }
+}
+
+// __nramset_async [data_movement.toml] __nramset 3-D (BG §3.8.4) with the _async suffix
+template <class T> inline void __nramset_async(void *dst, unsigned int elem_count, T value, unsigned int stride0, unsigned int segnum1, unsigned int stride1, unsigned int segnum2) {
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((false), "__nramset_async: the 3-D form needs __BANG_ARCH__ >= 322 (2xx)");
+  xpb::operand("__nramset_async", "dst", dst, (size_t)((size_t)segnum2 * stride1 + (size_t)segnum1 * stride0 + (size_t)elem_count * sizeof(xpb::fill_t<T>)), XPB_M_NRAM);
+  typedef xpb::fill_t<T> F;
+  const F v = (F)value;
+  for (unsigned int i2 = 0; i2 <= segnum2; ++i2)
+    for (unsigned int i1 = 0; i1 <= segnum1; ++i1) {
+      F *d = (F *)((char *)dst + (size_t)i2 * stride1 + (size_t)i1 * stride0);
+      for (unsigned int i = 0; i < elem_count; ++i) d[i] = v;
+    }
+}
+
+// __sramset [data_movement.toml] the fill family (__gdramset BG §3.2.3, __nramset) on SRAM (__mlu_shared__): elem_count values
+template <class T> inline void __sramset(void *dst, unsigned int elem_count, T value) {
+  xpb::operand("__sramset", "dst", dst, (size_t)((size_t)elem_count * sizeof(xpb::fill_t<T>)), XPB_M_SRAM);
+  typedef xpb::fill_t<T> F;
+  const F v = (F)value;
+  for (unsigned int i = 0; i < elem_count; ++i) ((F *)dst)[i] = v;
+}
+
+// __is_dram [data_movement.toml] BG §3.9.1 (PLATFORMS.md §1.1): true for __mlu_device__ (GDRAM) and __ldram__ addresses
+inline bool __is_dram(const void *p) {
+  int xs = xpb::space_of(p); return xs == XPB_GDRAM || xs == XPB_LDRAM;
 }
 
 // __bang_add [elementwise.toml] BG §3.28.2
@@ -2095,6 +2246,19 @@ template <class T> inline void __bang_cycle_ne(T *dst, const T *src, const T *se
   xpb::operand("__bang_cycle_ne", "seg", seg, (size_t)(seg_elem_count) * sizeof(*seg), XPB_M_NRAM);
   for (unsigned int i = 0; i < (unsigned int)(seg_elem_count ? src_elem_count : 0); ++i) {
     T a = src[i], b = seg[i % seg_elem_count]; dst[i] = (!xpb::isnan_(a) && !xpb::isnan_(b) && a != b) ? (T)1 : (T)0;
+  }
+}
+
+// __bang_floor [elementwise.toml] name and family vec_unary: dst = floor(src), exact (the result is representable in T)
+template <class T> inline void __bang_floor(T *dst, const T *src, unsigned int elem_count) {
+  XPB_RULE((elem_count > 0), "__bang_floor: elem_count must be > 0");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((elem_count * sizeof(T) % 128 == 0), "__bang_floor: elem_count*sizeof(T) must be a multiple of 128 bytes (2xx)");
+  if (XPB_ARCH_GROUP == 2) XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src, 64)), "__bang_floor: operands must be 64-byte aligned (2xx)");
+  XPB_RULE((!std::is_same<T, bfloat16_t>::value) || XPB_ARCH_GROUP >= 5, "__bang_floor: T = bfloat16_t needs (m)tp_5xx or later");
+  xpb::operand("__bang_floor", "dst", dst, (size_t)(elem_count) * sizeof(*dst), XPB_M_NRAM);
+  xpb::operand("__bang_floor", "src", src, (size_t)(elem_count) * sizeof(*src), XPB_M_NRAM);
+  for (unsigned int i = 0; i < (unsigned int)(elem_count); ++i) {
+    dst[i] = (T)floor(xpb::f64(src[i]));
   }
 }
 
@@ -2750,4 +2914,227 @@ template <class T> inline void __bang_maxpool_value_index(T *dst, const T *src, 
         dst[o] = (T)best;
         index[o] = (xpb_index_t)at;
       }
+}
+
+// __cn_scalar_sin_f32 [scalar_math.toml] name: sin of one float
+inline float __cn_scalar_sin_f32(float x) {
+  return sinf(x);
+}
+
+// __cn_scalar_cos_f32 [scalar_math.toml] name: cos of one float
+inline float __cn_scalar_cos_f32(float x) {
+  return cosf(x);
+}
+
+// __cn_scalar_sin_f16 [scalar_math.toml] name: sin of one half
+inline half __cn_scalar_sin_f16(half x) {
+  return (half)sinf((float)x);
+}
+
+// __cn_scalar_cos_f16 [scalar_math.toml] name: cos of one half
+inline half __cn_scalar_cos_f16(half x) {
+  return (half)cosf((float)x);
+}
+
+// ---- declared, not described (declared.toml): a call stops the run with its diagnostic
+namespace xpb {
+struct refused_t {
+  template <class T> operator T() const { return T(); }
+};
+[[noreturn]] inline void refuse(const char *diagnostic) { xp::fail(xp::FAIL_RUNTIME, "%s", diagnostic); }
+}  // namespace xpb
+
+// __bang_and [declared.toml] declared (logical): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_and(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_and' is declared but not emulated (platforms/bang/intrinsics/declared.toml): logical (dst = (src0 != 0 && src1 != 0), 0/1 in T) or bitwise like __bang_band? value written for true (1 or 1.0), and treatment of NaN and -0.0: NOT FOUND");
+}
+
+// __bang_or [declared.toml] declared (logical): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_or(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_or' is declared but not emulated (platforms/bang/intrinsics/declared.toml): logical (dst = (src0 != 0 || src1 != 0), 0/1 in T) or bitwise like __bang_bor? value written for true, NaN and -0.0: NOT FOUND");
+}
+
+// __bang_not [declared.toml] declared (logical): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_not(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_not' is declared but not emulated (platforms/bang/intrinsics/declared.toml): logical (dst = (src == 0), 0/1 in T) or bitwise like __bang_bnot? value written for true, NaN and -0.0: NOT FOUND (one question with __bang_and)");
+}
+
+// __bang_cycle_and [declared.toml] declared (logical): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_cycle_and(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_cycle_and' is declared but not emulated (platforms/bang/intrinsics/declared.toml): the cycle (broadcast) form of __bang_and: open with __bang_and (logical or bitwise)");
+}
+
+// __bang_filter [declared.toml] declared (selection): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_filter(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_filter' is declared but not emulated (platforms/bang/intrinsics/declared.toml): successor of the deprecated __bang_select (PLATFORMS.md §2): output layout (is the count still stored in bytes 0-3, or returned?), index operand type and padding: NOT FOUND");
+}
+
+// __bang_filter_bitindex [declared.toml] declared (selection): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_filter_bitindex(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_filter_bitindex' is declared but not emulated (platforms/bang/intrinsics/declared.toml): bit-mask form of __bang_filter: bit order inside a byte, output layout and returned count: NOT FOUND");
+}
+
+// __bang_gt_bitindex [declared.toml] declared (selection): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_gt_bitindex(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_gt_bitindex' is declared but not emulated (platforms/bang/intrinsics/declared.toml): comparison writing one bit per element: bit order inside a byte, packing and tail padding: NOT FOUND");
+}
+
+// __bang_ge_bitindex [declared.toml] declared (selection): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_ge_bitindex(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_ge_bitindex' is declared but not emulated (platforms/bang/intrinsics/declared.toml): comparison writing one bit per element: bit order inside a byte, packing and tail padding: NOT FOUND");
+}
+
+// __bang_count [declared.toml] declared (selection): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_count(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_count' is declared but not emulated (platforms/bang/intrinsics/declared.toml): counts non-zero elements or set bits? result returned or written to dst, and its type: NOT FOUND");
+}
+
+// __bang_findfirst1 [declared.toml] declared (selection): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_findfirst1(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_findfirst1' is declared but not emulated (platforms/bang/intrinsics/declared.toml): element or bit index, bit order, and the value when no element/bit is set: NOT FOUND");
+}
+
+// __bang_findlast1 [declared.toml] declared (selection): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_findlast1(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_findlast1' is declared but not emulated (platforms/bang/intrinsics/declared.toml): element or bit index, bit order, and the value when no element/bit is set: NOT FOUND");
+}
+
+// __bang_fusion [declared.toml] declared (compound): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_fusion(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_fusion' is declared but not emulated (platforms/bang/intrinsics/declared.toml): the operation codes (FUSION_F* enumeration, not declared either), operand order and intermediate rounding: NOT FOUND");
+}
+
+// __bang_lut [declared.toml] declared (compound): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_lut(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_lut' is declared but not emulated (platforms/bang/intrinsics/declared.toml): table layout and length, index type, out-of-range indices: NOT FOUND");
+}
+
+// __bang_expand_channel_mul [declared.toml] declared (compound): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_expand_channel_mul(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_expand_channel_mul' is declared but not emulated (platforms/bang/intrinsics/declared.toml): layout (which dimension is expanded), argument order: NOT FOUND");
+}
+
+// __bang_expand_channel_mul_add [declared.toml] declared (compound): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_expand_channel_mul_add(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_expand_channel_mul_add' is declared but not emulated (platforms/bang/intrinsics/declared.toml): layout (which dimension is expanded), argument order, rounding of the fused add: NOT FOUND");
+}
+
+// __bang_rem [declared.toml] declared (compound): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_rem(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_rem' is declared but not emulated (platforms/bang/intrinsics/declared.toml): sign convention (truncated like fmod, or floored), types, divisor 0: NOT FOUND");
+}
+
+// __bang_srl [declared.toml] declared (compound): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_srl(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_srl' is declared but not emulated (platforms/bang/intrinsics/declared.toml): shift operand (scalar or vector), shift amounts >= the element width, types: NOT FOUND");
+}
+
+// __bang_maxeq_scalar [declared.toml] declared (compare): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_maxeq_scalar(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_maxeq_scalar' is declared but not emulated (platforms/bang/intrinsics/declared.toml): the scalar twin of __bang_maxequal? NaN rule (maxequal keeps src on NaN, BG §3.24) and argument order: NOT FOUND");
+}
+
+// __bang_nan_maximum [declared.toml] declared (compare): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_nan_maximum(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_nan_maximum' is declared but not emulated (platforms/bang/intrinsics/declared.toml): which operand's NaN propagates (payload), order of -0.0 and +0.0, types: NOT FOUND");
+}
+
+// __bang_nan_minimum [declared.toml] declared (compare): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_nan_minimum(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_nan_minimum' is declared but not emulated (platforms/bang/intrinsics/declared.toml): which operand's NaN propagates (payload), order of -0.0 and +0.0, types: NOT FOUND");
+}
+
+// __bang_incseq [declared.toml] declared (compound): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_incseq(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_incseq' is declared but not emulated (platforms/bang/intrinsics/declared.toml): signature (start and step operands?), element types: NOT FOUND");
+}
+
+// __bang_float2int32 [declared.toml] declared (convert): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_float2int32(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_float2int32' is declared but not emulated (platforms/bang/intrinsics/declared.toml): rounding mode of the unsuffixed form (the suffixed _tz/_oz/_up/_dn/_rd/_rn forms are described in convert.toml): NOT FOUND");
+}
+
+// __bang_int322int16 [declared.toml] declared (convert): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_int322int16(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_int322int16' is declared but not emulated (platforms/bang/intrinsics/declared.toml): fix-position operands (one or two), rounding and saturation: NOT FOUND");
+}
+
+// __bang_pad [declared.toml] declared (layout): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_pad(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_pad' is declared but not emulated (platforms/bang/intrinsics/declared.toml): argument order, layout (HWC?), pad value and per-side widths: NOT FOUND");
+}
+
+// __bang_move [declared.toml] declared (layout): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_move(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_move' is declared but not emulated (platforms/bang/intrinsics/declared.toml): count in elements or bytes, strided forms, allowed memory spaces: NOT FOUND");
+}
+
+// __bang_rotate90 [declared.toml] declared (layout): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_rotate90(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_rotate90' is declared but not emulated (platforms/bang/intrinsics/declared.toml): layout (height, width, channel), direction of rotation: NOT FOUND");
+}
+
+// __bang_rotate180 [declared.toml] declared (layout): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_rotate180(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_rotate180' is declared but not emulated (platforms/bang/intrinsics/declared.toml): layout (height, width, channel): NOT FOUND");
+}
+
+// __bang_rotate270 [declared.toml] declared (layout): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_rotate270(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_rotate270' is declared but not emulated (platforms/bang/intrinsics/declared.toml): layout (height, width, channel), direction of rotation: NOT FOUND");
+}
+
+// __bang_mirror [declared.toml] declared (layout): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_mirror(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_mirror' is declared but not emulated (platforms/bang/intrinsics/declared.toml): layout and the mirrored axis: NOT FOUND");
+}
+
+// __bang_reshape_filter [declared.toml] declared (layout): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_reshape_filter(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_reshape_filter' is declared but not emulated (platforms/bang/intrinsics/declared.toml): the WRAM filter layout the hardware wants (PLATFORMS.md §7 #19: the emulator keeps the logical layout): NOT FOUND");
+}
+
+// __bang_gather_async [declared.toml] declared (memory): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_gather_async(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_gather_async' is declared but not emulated (platforms/bang/intrinsics/declared.toml): signature (offset units: bytes or elements), memory spaces, completion (which __sync_*): NOT FOUND");
+}
+
+// __bang_atomic_reduce_add [declared.toml] declared (atomic): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_atomic_reduce_add(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_atomic_reduce_add' is declared but not emulated (platforms/bang/intrinsics/declared.toml): destination spaces (GDRAM and/or SRAM), element types, half/bf16 rounding, returned value: NOT FOUND");
+}
+
+// __bang_atomic_reduce_max [declared.toml] declared (atomic): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_atomic_reduce_max(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_atomic_reduce_max' is declared but not emulated (platforms/bang/intrinsics/declared.toml): destination spaces, element types, NaN and -0.0 rules: NOT FOUND");
+}
+
+// __bang_atomic_reduce_min [declared.toml] declared (atomic): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __bang_atomic_reduce_min(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__bang_atomic_reduce_min' is declared but not emulated (platforms/bang/intrinsics/declared.toml): destination spaces, element types, NaN and -0.0 rules: NOT FOUND");
+}
+
+// __cn_vector_sin_f32 [declared.toml] declared (cn_vector): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __cn_vector_sin_f32(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__cn_vector_sin_f32' is declared but not emulated (platforms/bang/intrinsics/declared.toml): argument order (element count first or last), memory spaces, precision: NOT FOUND");
+}
+
+// __cn_vector_cos_f32 [declared.toml] declared (cn_vector): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __cn_vector_cos_f32(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__cn_vector_cos_f32' is declared but not emulated (platforms/bang/intrinsics/declared.toml): argument order (element count first or last), memory spaces, precision: NOT FOUND");
+}
+
+// __cn_vector_hypot_f32 [declared.toml] declared (cn_vector): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __cn_vector_hypot_f32(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__cn_vector_hypot_f32' is declared but not emulated (platforms/bang/intrinsics/declared.toml): argument order, memory spaces, overflow handling: NOT FOUND");
+}
+
+// __cn_vector_mod_scalar_u64 [declared.toml] declared (cn_vector): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __cn_vector_mod_scalar_u64(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__cn_vector_mod_scalar_u64' is declared but not emulated (platforms/bang/intrinsics/declared.toml): argument order, divisor 0: NOT FOUND");
+}
+
+// __cn_vector_cast_f32_to_s32 [declared.toml] declared (cn_vector): XP-BANG-DECL-001
+template <class... A> inline xpb::refused_t __cn_vector_cast_f32_to_s32(A &&...) {
+  xpb::refuse("XP-BANG-DECL-001: '__cn_vector_cast_f32_to_s32' is declared but not emulated (platforms/bang/intrinsics/declared.toml): rounding mode and saturation of the cast, argument order: NOT FOUND");
 }
