@@ -134,6 +134,17 @@ INCLUDES = ["#include <cmath>", "#include <cstring>", "#include <cstdlib>", "#in
             "#include <cstddef>", "#include <cstdio>"]
 
 
+def _bang_macros(ast, preamble: list[str]) -> list[str]:
+    """``#define`` lines for the BANG predefined macros (``__MLU_NRAM_SIZE__``, ``__BANG_ARCH__``,
+    ...) that the output still names: the BANG toolchain defines them for the source, the target's
+    does not (values of the default BANG profile, as the virtual device used for the source)."""
+    import platforms
+    from platforms.common.generator import XGenerator
+
+    text = "\n".join(preamble) + "\n" + XGenerator().visit(ast)
+    return platforms.module("bang", "backend").carried_macros(text)
+
+
 class Refusal(Exception):
     def __init__(self, code: str, message: str, node=None):
         super().__init__(message)
@@ -637,7 +648,7 @@ class Lift:
         facts = copy.deepcopy(self.program.facts)
         pre = [l for l in facts.get("preamble", []) if not BANG_HEADERS.match(l.strip())]
         have = {l.strip() for l in pre}
-        facts["preamble"] = [i for i in INCLUDES if i not in have] + pre
+        facts["preamble"] = [i for i in INCLUDES if i not in have] + _bang_macros(self.ast, pre) + pre
         facts["includes"] = [h for h in facts.get("includes", []) if not BANG_HEADERS.match(f"#include <{h}>")]
         facts["extern_c"] = sorted(set(extern_c))
         facts.setdefault("statistics", {})[NAME] = {"kernels": len(self.kernels), "mpu_kernels": len(self.mpu),
@@ -718,7 +729,7 @@ class Lift:
         facts = copy.deepcopy(self.program.facts)
         pre = [l for l in facts.get("preamble", []) if not BANG_HEADERS.match(l.strip())]
         have = {l.strip() for l in pre}
-        facts["preamble"] = [i for i in INCLUDES if i not in have] + pre
+        facts["preamble"] = [i for i in INCLUDES if i not in have] + _bang_macros(self.ast, pre) + pre
         facts["includes"] = [h for h in facts.get("includes", []) if not BANG_HEADERS.match(f"#include <{h}>")]
         facts["extern_c"] = sorted(set(extern_c))
         facts.setdefault("statistics", {})[NAME] = {"kernels": len(self.kernels), "form": "flat",

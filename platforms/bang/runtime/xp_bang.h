@@ -450,6 +450,7 @@ inline void operand(const char *fn, const char *name, const void *p, size_t byte
 // ---------------------------------------------------------------- tasks, fibers, barriers
 namespace xpb {
 enum BarKind { BAR_ALL = 0, BAR_IPU = 1, BAR_MPU = 2, BAR_CLUSTER = 3 };  // cluster c -> key 3 + c
+constexpr int BAR_CLUSTER_IPU = BAR_CLUSTER + 64;  // IPU cores of cluster c -> key BAR_CLUSTER_IPU + c
 
 struct Task {
   xp::Fiber fiber;
@@ -507,10 +508,12 @@ inline bool participates(const Task &t, int key) {
   if (key == BAR_ALL) return true;
   if (key == BAR_IPU) return !t.mpu;
   if (key == BAR_MPU) return t.mpu;
+  if (key >= BAR_CLUSTER_IPU) return !t.mpu && t.cluster == key - BAR_CLUSTER_IPU;
   return t.cluster == key - BAR_CLUSTER;
 }
 inline const char *bar_name(int key) {
-  return key == BAR_ALL ? "__sync_all" : key == BAR_IPU ? "__sync_all_ipu" : key == BAR_MPU ? "__sync_all_mpu" : "__sync_cluster";
+  return key == BAR_ALL ? "__sync_all" : key == BAR_IPU ? "__sync_all_ipu" : key == BAR_MPU ? "__sync_all_mpu"
+       : key >= BAR_CLUSTER_IPU ? "__sync_all_ipu_within_cluster" : "__sync_cluster";
 }
 // release `key` if every live participant arrived; returns true when released
 inline bool try_release(int key) {
@@ -534,7 +537,8 @@ inline bool try_release(int key) {
 inline void barrier(int key) {
   Sched &S = sched();
   if (!S.cur || S.block) return;  // BLOCK task: cluster/all syncs are core-local (HDR)
-  if (key >= BAR_CLUSTER) key = BAR_CLUSTER + S.cur->cluster;
+  if (key >= BAR_CLUSTER_IPU) key = BAR_CLUSTER_IPU + S.cur->cluster;
+  else if (key >= BAR_CLUSTER) key = BAR_CLUSTER + S.cur->cluster;
   Task *t = S.cur;
   Barrier &b = S.bars[key];
   b.arrived++;
@@ -568,7 +572,7 @@ inline void run_group() {
     t.fiber.stack_size = kStack;
     t.fiber.prepare(fiber_main, &t);
   }
-  S.bars.assign(BAR_CLUSTER + 64, Barrier());
+  S.bars.assign(BAR_CLUSTER_IPU + 64, Barrier());
   size_t n = S.tasks.size(), next = 0;
   for (;;) {
     bool progress = false, all_done = true;
@@ -711,6 +715,8 @@ inline void __sync_all() { xpb::barrier(xpb::BAR_ALL); }
 inline void __sync_cluster() { xpb::barrier(xpb::BAR_CLUSTER); }
 inline void __sync_all_ipu() { xpb::barrier(xpb::BAR_IPU); }
 inline void __sync_all_mpu() { xpb::barrier(xpb::BAR_MPU); }
+// the compute (IPU) cores of the running core's cluster, the memory core (MPU) not included
+inline void __sync_all_ipu_within_cluster() { xpb::barrier(xpb::BAR_CLUSTER_IPU); }
 inline void __sync_all_arrive(unsigned id, unsigned count) {
   XPB_RULE(id <= 32767 && count > 1, "__sync_all_arrive: id must be in [0, 32767] and count > 1 (got %u, %u)", id, count);
   xpb::Sched &S = xpb::sched();
