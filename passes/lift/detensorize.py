@@ -61,7 +61,7 @@ import passes.lift.bang_lower as bl
 from passes.base import Option, PassInfo, register
 
 NAME = "detensorize"
-_SPECIAL = re.compile(r"^(__bang_\w+|__memcpy\w*|__memset_nram|__nramset|__gdramset|__ldramset|__sramset)$")
+_SPECIAL = re.compile(r"^(__bang_\w+|__memcpy\w*|__memset_nram|__nramset\w*|__gdramset\w*|__ldramset\w*|__sramset\w*)$")
 
 
 def _coord(program, node) -> Coord:
