@@ -149,8 +149,11 @@ def translate_step(path: Path, case: dict, to: str, timeout: float) -> dict:
                     d = json.loads(rep.read_text())
                     passes = [s for s in d.get("passes", []) if isinstance(s, dict)]
                     # the deciding step, as the driver reports it (issue 16), else the first failure
-                    bad = d.get("causes") or [s for s in passes if s.get("status") not in
-                                              ("verified", "unchanged", None)]
+                    causes = d.get("causes") or []
+                    # an alternative that did not apply at all ("unchanged") says less than one
+                    # that was refused or failed
+                    bad = [c for c in causes if c.get("status") != "unchanged"] or causes or \
+                        [s for s in passes if s.get("status") not in ("verified", "unchanged", None)]
                     detail = bad[0].get("message", "") if bad else d.get("message", "")
                 except ValueError:
                     pass
