@@ -76,7 +76,8 @@ def _names(to: str) -> tuple[dict, dict, dict]:
     inv_includes: dict[str, str] = {}
     for cuda_h, hip_h in includes.items():
         inv_includes.setdefault(hip_h, cuda_h)
-    return ({v: k for k, v in names.items()}, {v: k for k, v in shuffles.items()}, inv_includes)
+    return ({**{v: k for k, v in names.items()}, **table.get("hip_only", {})},
+            {v: k for k, v in shuffles.items()}, inv_includes)
 
 
 class _Uses(c_ast.NodeVisitor):
@@ -125,7 +126,8 @@ def map_api(program, to: str):
     _Renamer(names, shuffles, to, program.platform).visit(ast)
     _replace_calls(ast, _votes_to_hip if to == "hip" else _launch_ggl_to_cuda)
     facts = copy.deepcopy(program.facts)
-    facts["preamble"] = [_map_define(_map_include(line, includes), names, to) for line in facts.get("preamble", [])]
+    facts["preamble"] = [_map_define(_map_include(line, includes), names, to, shuffles)
+                         for line in facts.get("preamble", []) if not _porting_shim(line, names, shuffles)]
     facts["includes"] = [includes.get(h, h) for h in facts.get("includes", [])]
     if to == "hip" and not any("hip_runtime" in l for l in facts["preamble"]):
         facts["preamble"].insert(0, "#include <hip/hip_runtime.h>")
@@ -175,11 +177,38 @@ _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _OCML = re.compile(r"^__ocml_(\w+)_f(32|64)$")
 
 
-def _map_define(line: str, names: dict, to: str) -> str:
+_DEFINE = re.compile(r"\s*#\s*define\s+([A-Za-z_]\w*)(\([^)]*\))?\s*(.*)$")
+
+
+def _porting_shim(line: str, names: dict, shuffles: dict) -> bool:
+    """A ``#define`` that spells a name of the target's API in terms of the source's own
+    (``#define __shfl_xor_sync(mask, v, l, w) __shfl_xor(v, l, w)`` in a HIP port of CUDA code,
+    ``#define cudaStream_t hipStream_t``): the target has the name natively, with the meaning the
+    map gives its source counterpart, so the macro is dropped rather than translated (kept, it
+    would redefine the target's own name, or in terms of names the target does not have)."""
+    m = _DEFINE.match(line)
+    if not m:
+        return False
+    name, body = m.group(1), m.group(3).strip()
+    if name not in set(names.values()) | set(shuffles.values()):
+        return False
+    lead = _WORD.match(body)
+    if lead is None:
+        return False
+    lead = lead.group(0)
+    return lead == name or names.get(lead) == name or shuffles.get(lead) == name
+
+
+def _map_define(line: str, names: dict, to: str, shuffles: dict | None = None) -> str:
     """Runtime names inside a ``#define`` body are renamed like the code (macros are not expanded
-    by the front-end, so a ``CUDA_CHECK`` macro keeps naming ``cudaError_t``)."""
+    by the front-end, so a ``CUDA_CHECK`` macro keeps naming ``cudaError_t``); toward CUDA, a HIP
+    shuffle called in the body becomes the ``*_sync`` form with a full mask (the arguments
+    after it are kept, as in the code)."""
     if not re.match(r"\s*#\s*define\b", line):
         return line
+    if to == "cuda" and shuffles:
+        line = re.sub(r"\b(%s)\s*\(" % "|".join(map(re.escape, sorted(shuffles, key=len, reverse=True))),
+                      lambda m: f"{shuffles[m.group(1)]}(0xffffffffu, ", line)
 
     def sub(m):
         w = m.group(0)
@@ -202,12 +231,15 @@ def _ocml_to_cuda(m) -> str:
 
 
 def _wide_shuffle(ast):
-    """(name, width, coord) of the first HIP shuffle with a constant width above CUDA's 32."""
-    hip_shuffles = set(load_map()["shuffles"].values())
+    """(name, width, coord) of the first shuffle of a HIP source with a constant width above
+    CUDA's 32: a mask-less HIP shuffle (width third) or a ``*_sync`` one (width fourth, which
+    HIP also has and which a port may define in terms of the mask-less form)."""
+    shuffles = load_map()["shuffles"]
+    width_at = {**{h: 2 for h in shuffles.values()}, **{c: 3 for c in shuffles}}
     for node in _walk(ast):
         if isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
-                node.name.name in hip_shuffles and node.args and len(node.args.exprs) >= 3:
-            w = node.args.exprs[2]
+                node.name.name in width_at and node.args and len(node.args.exprs) > width_at[node.name.name]:
+            w = node.args.exprs[width_at[node.name.name]]
             if isinstance(w, c_ast.Constant) and w.type == "int":
                 try:
                     width = int(w.value.rstrip("uUlL"), 0)

@@ -27,7 +27,8 @@ from typing import Any
 DTYPES = {
     "float": "float32", "double": "float64", "half": "float16", "__half": "float16",
     "_Float16": "float16", "bfloat16": "bfloat16", "bfloat16_t": "bfloat16",
-    "__nv_bfloat16": "bfloat16", "hip_bfloat16": "bfloat16",
+    "__nv_bfloat16": "bfloat16", "hip_bfloat16": "bfloat16", "__hip_bfloat16": "bfloat16",
+    "nv_bfloat16": "bfloat16",
     "int": "int32", "signed int": "int32", "unsigned": "uint32", "unsigned int": "uint32",
     "int32_t": "int32", "uint32_t": "uint32", "long": "int64", "long long": "int64",
     "unsigned long": "uint64", "unsigned long long": "uint64", "int64_t": "int64",
