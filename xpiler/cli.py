@@ -388,6 +388,122 @@ def _finish_translation(report, report_path, out_path, explain, protected) -> No
                   f"({report.seconds:.1f} s, pipeline {report.pipeline})", markup=False)
 
 
+# ------------------------------------------------------------------------------ retarget
+@cli.command()
+@click.argument("src_dir", type=click.Path())
+@click.option("--to", "to", required=True, type=click.Choice(PLATFORM_CHOICES), help="Target platform.")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(),
+              help="Output directory (mirrors SRC_DIR; never inside it, nor containing it).")
+@click.option("--jobs", "-j", type=int, default=None, help="Files translated at once (default: the number of cores).")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Only files whose relative path or name matches GLOB. Repeatable.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out files matching GLOB. Repeatable.")
+@click.option("--no-copy", "no_copy", is_flag=True, help="Do not copy files that are not translated.")
+@click.option("--resume", is_flag=True, help="Finish an interrupted job: keep the files whose source, headers, "
+                                             "case file and options did not change and whose output is intact.")
+@click.option("--force", is_flag=True, help="Redo every file, replacing what an earlier run wrote "
+                                            "(never a file xpiler did not write).")
+@click.option("--report", "report_path", type=click.Path(),
+              help="Report path (default: OUT_DIR/xpiler-report.json, .md or .html by --format).")
+@click.option("--format", "fmt", type=click.Choice(["json", "md", "html"]), default="json", show_default=True,
+              help="Report format; the JSON report is always written (OUT_DIR/xpiler-report.json for md/html).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="local: a pool of worker processes; dask: a Dask cluster (xpiler[dask]).")
+@click.option("--scheduler", metavar="ADDR", help="Dask scheduler, e.g. tcp://host:8786 (default: a LocalCluster).")
+@click.option("--allow-unverified", is_flag=True, help="Write outputs that could not be verified (status unverified).")
+@click.option("--timeout", type=float, default=300, show_default=True,
+              help="Seconds per file (translation and verification); a file past it is stopped and fails.")
+def retarget(src_dir, to, out_dir, jobs, include, exclude, no_copy, resume, force, report_path, fmt, executor,
+             scheduler, allow_unverified, timeout):
+    """Translate every kernel file under SRC_DIR to another platform into OUT_DIR.
+
+    OUT_DIR mirrors the tree with the target's suffix (nn/a.cu -> nn/a.mlu); files that are
+    not kernels are copied. Exit status: 0 every kernel verified; 1 some file failed; 2 bad
+    usage (e.g. OUT_DIR inside SRC_DIR, or an earlier run's output without --resume/--force);
+    3 some kernel unverified and none failed."""
+    from .retarget import exit_status, retarget as run_retarget
+
+    if scheduler and executor != "dask":
+        raise UsageError("--scheduler needs --executor dask")
+    progress = _RetargetProgress(sys.stderr.isatty())
+    try:
+        doc = run_retarget(src_dir, to, out_dir, jobs=jobs, include=include, exclude=exclude, resume=resume,
+                           force=force, report=report_path, fmt=fmt, executor=executor, scheduler=scheduler,
+                           allow_unverified=allow_unverified, timeout=timeout, copy=not no_copy,
+                           progress=progress)
+    finally:
+        progress.stop()
+    _retarget_summary(doc)
+    code = exit_status(doc)
+    if code:
+        raise SystemExit(code)
+
+
+class _RetargetProgress:
+    """A rich progress bar on a terminal (done / verified / unverified / failed, elapsed, ETA),
+    plain lines otherwise."""
+
+    def __init__(self, tty: bool):
+        self.tty, self.bar, self.task = tty, None, None
+        self.counts = {"verified": 0, "unverified": 0, "failed": 0}
+        self.done = self.total = 0
+
+    def __call__(self, event, data):
+        if event == "start":
+            self.total, self.done = data["total"], data["done"]
+            for e in data["entries"]:
+                if e["status"] in self.counts:
+                    self.counts[e["status"]] += 1
+            if self.tty:
+                from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                           TimeElapsedColumn, TimeRemainingColumn)
+
+                self.bar = Progress(TextColumn("retarget"), BarColumn(), MofNCompleteColumn(),
+                                    TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
+                                    TimeRemainingColumn(), console=_console(stderr=True))
+                self.bar.start()
+                self.task = self.bar.add_task("files", total=self.total, completed=self.done,
+                                              counts=self._counts())
+            else:
+                click.echo(f"retarget: {self.total} files, {data['pending']} to translate, "
+                           f"{self.done} done already", err=True)
+            return
+        self.done += 1
+        if data["status"] in self.counts:
+            self.counts[data["status"]] += 1
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, counts=self._counts())
+        else:
+            click.echo(f"[{self.done}/{self.total}] {data['status']:<10} {data['source']}"
+                       f"{' -> ' + data['output'] if data['output'] else ''} ({data['seconds']:.1f} s)", err=True)
+
+    def _counts(self) -> str:
+        c = self.counts
+        return f"{c['verified']} verified, {c['unverified']} unverified, {c['failed']} failed"
+
+    def stop(self):
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _retarget_summary(doc: dict) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"retarget {doc['source_dir']} -> {doc['target']}", show_edge=False)
+    for col in ("status", "files"):
+        t.add_column(col)
+    for s in ("verified", "unverified", "failed", "copied", "skipped", "total"):
+        t.add_row(s, str(doc["counts"][s]))
+    con = _console(stderr=True)
+    con.print(t)
+    for f in doc["files"]:
+        if f["status"] == "failed":
+            d = f["diagnostics"][0] if f["diagnostics"] else {"code": "", "message": ""}
+            con.print(f"failed: {f['source']}: {d['code']} {d['message']}".rstrip()[:300], markup=False)
+    con.print(f"report: {', '.join(doc['report_paths'])}", markup=False)
+
+
 # ------------------------------------------------------------------------------ bench
 @cli.command()
 @click.option("--only", help="Comma-separated SRC:DST directions (default: all 12).")
