@@ -526,7 +526,11 @@ _MACRO_NAMES = {"cudaError_t": "int", "hipError_t": "int", "cudaError": "int", "
 
 def lift_macro_line(line: str) -> str:
     """A ``#define`` kept in the preamble, with the runtime names it uses given their host
-    meaning (error type int, success 0, error strings, no-op synchronisation)."""
-    if not re.match(r"\s*#\s*define\b", line):
+    meaning (error type int, success 0, error strings, no-op synchronisation). Only the
+    replacement list is rewritten: the macro's own name stays (``#define cudaSuccess hipSuccess``
+    in a HIP port becomes ``#define cudaSuccess 0``, not ``#define 0 0``)."""
+    m = re.match(r"(\s*#\s*define\s+[A-Za-z_]\w*(?:\([^)]*\))?)(.*)$", line, re.S)
+    if not m:
         return line
-    return re.sub(r"\b(" + "|".join(_MACRO_NAMES) + r")\b", lambda m: _MACRO_NAMES[m.group(1)], line)
+    return m.group(1) + re.sub(r"\b(" + "|".join(_MACRO_NAMES) + r")\b",
+                               lambda w: _MACRO_NAMES[w.group(1)], m.group(2))
