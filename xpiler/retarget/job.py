@@ -187,7 +187,7 @@ def make_executor(kind: str, jobs: int, scheduler: str | None, dask_processes: b
         if scheduler:
             client = Client(scheduler, timeout=30)
         else:
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, host="127.0.0.1",
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, host="127.0.0.1", protocol="tcp://",
                                    dashboard_address=None, processes=dask_processes)
             client = Client(cluster)
     except (OSError, TimeoutError, ValueError) as exc:
