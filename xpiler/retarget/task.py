@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-GRACE_S = 15.0            # start-up of the worker process and writing its result
+GRACE_S = 5.0             # start-up of the worker process and writing its result
 LIVE: set = set()         # worker processes running in this process (killed by kill_workers)
 _LOCATION = re.compile(r"^(?:[^:\n]+):(\d+)(?::\d+)?:")
 
