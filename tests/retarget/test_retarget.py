@@ -225,12 +225,13 @@ def test_hanging_kernel_costs_its_time_limit(tmp_path):
     shutil.copy(CORPUS / "add_4_256.cu", src)
     shutil.copy(CORPUS / "add_4_256.json", src)
     t0 = time.monotonic()
-    code = main(["retarget", str(src), "--to", "hip", "-o", str(tmp_path / "out"), "--timeout", "4",
+    code = main(["retarget", str(src), "--to", "hip", "-o", str(tmp_path / "out"), "--timeout", "12",
                  "--jobs", "2", "--format", "md"])
-    assert time.monotonic() - t0 < 4 + 20
+    assert time.monotonic() - t0 < 12 + 5 + 10    # the time limit, the kill's grace, a loaded machine
     assert code == 1
     by = {f["source"]: f for f in _report(tmp_path / "out")["files"]}
     assert by["hang.cu"]["status"] == "failed" and by["add_4_256.cu"]["status"] == "verified"
+    assert by["hang.cu"]["diagnostics"][0]["code"] in ("TranslationTimeLimit", "KernelTimeout")
     assert "hang.cu" in (tmp_path / "out" / "xpiler-report.md").read_text()
 
 
