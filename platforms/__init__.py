@@ -19,6 +19,8 @@ This module is the one interface through which passes and drivers reach platform
     The intrinsic catalogue (``platforms/<p>/intrinsics``'s ``load()``) / one raw TOML table.
 ``api_map() -> dict``
     The CUDA <-> HIP name map (``platforms/hip/api_map.toml``), read once.
+``host_runtime() -> dict``
+    The CUDA / HIP runtime API as host code (``platforms/common/host_runtime.toml``), read once.
 ``runtime_provided(platform) -> frozenset[str]``
     Functions the virtual device's runtime headers define (with a body).
 """
@@ -155,6 +157,13 @@ def intrinsic_table(platform: str, name: str) -> dict:
 def api_map() -> dict:
     """The CUDA <-> HIP name map, ``platforms/hip/api_map.toml`` (read once; do not mutate)."""
     return tomllib.loads((data_dir("hip") / "api_map.toml").read_text())
+
+
+@functools.lru_cache(maxsize=1)
+def host_runtime() -> dict:
+    """What CUDA / HIP runtime calls, types and constants mean in host code (a lift's view),
+    ``platforms/common/host_runtime.toml`` (read once; do not mutate)."""
+    return tomllib.loads((Path(__file__).resolve().parent / "common" / "host_runtime.toml").read_text())
 
 
 _FUNCTION_CALL = re.compile(r"\b[A-Za-z_]\w*\s*\(")

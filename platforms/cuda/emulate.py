@@ -339,6 +339,11 @@ def profile_defines(profile: dict) -> list[str]:
         f"#define XP_GRID_LIMIT_Y {int(gd[1])}LL",
         f"#define XP_GRID_LIMIT_Z {int(gd[2])}LL",
     ]
+    # the modelled device's SM (CU) count and threads per SM: one home, the profile
+    if "multiprocessor_count" in profile:
+        lines.append(f"#define XP_SM_COUNT {int(profile['multiprocessor_count'])}")
+    if "max_threads_per_multiprocessor" in profile:
+        lines.append(f"#define XP_THREADS_PER_SM {int(profile['max_threads_per_multiprocessor'])}")
     return lines
 
 

@@ -63,3 +63,108 @@ def test_port_macros_of_runtime_names_keep_their_names(tmp_path):
     text = _lift_and_run(tmp_path, PORT_MACROS, "hip", [x, np.zeros(300, np.float32), 300])
     assert "#define cudaSuccess 0" in text and "#define cudaError_t int" in text
     assert "#define 0" not in text and "#define int" not in text
+
+
+DEVICE_QUERIES = r"""
+#include <cuda_runtime.h>
+struct launch_params { dim3 grid; dim3 block; cudaStream_t stream; };
+void run_on(const float *x, float *y, int n, cudaStream_t stream);
+
+__global__ void copy_strided(const float *x, float *y, int n, int nsm, int ws, int mtpb) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = x[i];
+  if (blockIdx.x == 0 && threadIdx.x == 0) { y[n] = nsm; y[n + 1] = ws; y[n + 2] = mtpb; }
+}
+
+void run_on(const float *x, float *y, int n, cudaStream_t stream) {
+  int dev = -1, nsm = 0, ws = 0, mtpb = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev);
+  cudaDeviceGetAttribute(&ws, cudaDevAttrWarpSize, dev);
+  cudaDeviceGetAttribute(&mtpb, cudaDevAttrMaxThreadsPerBlock, dev);
+  copy_strided<<<nsm, 64, 0, stream>>>(x, y, n, nsm, ws, mtpb);
+}
+
+extern "C" void entry(const float *x, float *y, int n) {
+  float *dx, *dy;
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaMalloc(&dx, n * sizeof(float));
+  cudaMalloc(&dy, (n + 3) * sizeof(float));
+  cudaMemcpyAsync(dx, x, n * sizeof(float), cudaMemcpyHostToDevice, stream);
+  run_on(dx, dy, n, stream);
+  cudaMemcpyAsync(y, dy, (n + 3) * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  cudaFree(dx);
+  cudaFree(dy);
+}
+"""
+
+
+def test_device_queries_and_streams_are_seen_through(tmp_path):
+    n = 10000
+    x = np.arange(n, dtype=np.float32)
+    y = np.zeros(n + 3, np.float32)
+    text = _lift_and_run(tmp_path, DEVICE_QUERIES, "cuda", [x, y, n])
+    assert "cudaStream_t" not in text and "cudaDeviceGetAttribute" not in text
+    # the values are the virtual device's profile (device 0), the same the source run saw
+    got = y.copy()
+    run_kernel(tmp_path / "k.cpp", args=[x, got, n])
+    prof = platforms.profile("cuda")
+    assert list(got[n:]) == [prof["multiprocessor_count"], prof["warp_size"], prof["max_threads_per_block"]]
+
+
+def test_hip_device_queries_use_the_hip_profile(tmp_path):
+    src = DEVICE_QUERIES.replace("cuda_runtime.h", "hip/hip_runtime.h").replace("cudaDevAttrMultiProcessorCount",
+                                                                              "hipDeviceAttributeMultiprocessorCount")
+    src = src.replace("cudaDevAttrWarpSize", "hipDeviceAttributeWarpSize").replace(
+        "cudaDevAttrMaxThreadsPerBlock", "hipDeviceAttributeMaxThreadsPerBlock").replace("cuda", "hip")
+    n = 5000
+    got = np.zeros(n + 3, np.float32)
+    _lift_and_run(tmp_path, src, "hip", [np.ones(n, np.float32), got, n])
+    run_kernel(tmp_path / "k.cpp", args=[np.ones(n, np.float32), got, n])
+    prof = platforms.profile("hip")
+    assert list(got[n:]) == [prof["multiprocessor_count"], prof["warp_size"], prof["max_threads_per_block"]]
+
+
+def test_an_unknown_device_attribute_is_refused_by_name():
+    import pytest
+    from passes.base import PassRefused
+
+    src = DEVICE_QUERIES.replace("cudaDevAttrWarpSize", "cudaDevAttrEccEnabled")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("loop_recovery", parse_source(src, "cuda", "k.cu"))
+    assert "cudaDevAttrEccEnabled" in str(exc.value)
+
+
+HIP_SYNC_SHUFFLES = r"""
+#include <hip/hip_runtime.h>
+#define __shfl_xor_sync(mask, var, laneMask, width) __shfl_xor(var, laneMask, width)
+
+__device__ float warp_sum(float x) {
+  for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_xor_sync(0xffffffff, x, offset, 32);
+  return x;
+}
+
+__global__ void sums(const float *x, float *y) {
+  float s = warp_sum(x[blockIdx.x * 32 + threadIdx.x]);
+  if (threadIdx.x == 0) y[blockIdx.x] = s;
+}
+
+extern "C" void entry(const float *x, float *y, int rows) {
+  float *dx, *dy;
+  hipMalloc(&dx, rows * 32 * sizeof(float));
+  hipMalloc(&dy, rows * sizeof(float));
+  hipMemcpy(dx, x, rows * 32 * sizeof(float), hipMemcpyHostToDevice);
+  sums<<<rows, 32>>>(dx, dy);
+  hipMemcpy(y, dy, rows * sizeof(float), hipMemcpyDeviceToHost);
+  hipFree(dx);
+  hipFree(dy);
+}
+"""
+
+
+def test_hip_sync_shuffles_through_a_port_macro_are_lifted(tmp_path):
+    x = np.arange(4 * 32, dtype=np.float32)
+    text = _lift_and_run(tmp_path, HIP_SYNC_SHUFFLES, "hip", [x, np.zeros(4, np.float32), 4])
+    assert "#define __shfl_xor_sync" not in text and "__shfl_xor(" not in text

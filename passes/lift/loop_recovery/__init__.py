@@ -57,26 +57,28 @@ from pycparser import c_ast
 
 from xpiler.ir.errors import Coord, Diagnostic
 
+import platforms
 import passes.lift.loop_recovery.engine as G
 import passes.lift.loop_recovery.support as S
 from passes.base import Option, PassInfo, PassRefused, register
 
 PASS = "loop_recovery"
 
-# runtime API -> (helper, argument indices kept)
-HOST_API = {
-    "Malloc": ("xp_malloc", (0, 1)), "Memcpy": ("xp_memcpy", (0, 1, 2)), "Free": ("xp_free", (0,)),
-    "Memset": ("xp_memset", (0, 1, 2)), "MemcpyAsync": ("xp_memcpy", (0, 1, 2)),
-    "MemsetAsync": ("xp_memset", (0, 1, 2)), "DeviceSynchronize": ("xp_nop", ()),
-    "GetLastError": ("xp_nop", ()), "PeekAtLastError": ("xp_nop", ()), "StreamSynchronize": ("xp_nop", ()),
-    "FuncSetAttribute": ("xp_nop", ()), "SetDevice": ("xp_nop", ()), "DeviceReset": ("xp_nop", ()),
-    "ThreadSynchronize": ("xp_nop", ()), "GetDeviceProperties": ("xp_get_device_properties", (0, 1)),
-    "StreamCreate": ("xp_nop", ()), "StreamDestroy": ("xp_nop", ()), "GetErrorString": ("xp_error_string", (0,)),
-}
+# The runtime API's host meaning: one home, platforms/common/host_runtime.toml.
+_HOST = platforms.host_runtime()
+# runtime API (name after the cuda / hip prefix) -> (helper, argument indices kept)
+HOST_API = {name: (helper, tuple(keep)) for name, (helper, keep) in _HOST["calls"].items()}
 _API = re.compile(r"^(cuda|hip)([A-Z]\w*)$")
-_TYPES = {"cudaError_t": ["int"], "hipError_t": ["int"], "cudaError": ["int"],
-          "cudaStream_t": ["int"], "hipStream_t": ["int"],
-          "cudaDeviceProp": ["xp_device_prop"], "hipDeviceProp_t": ["xp_device_prop"]}
+_TYPES = {name: [host] for name, host in _HOST["types"].items()}
+_VALUES = dict(_HOST["values"])
+
+
+def _attributes() -> dict[str, str]:
+    """Device attribute (CUDA and HIP spellings) -> the ``xp_device_prop`` field answering it."""
+    to_hip = platforms.api_map()["names"]
+    out = dict(_HOST["attributes"])
+    out.update({to_hip[c]: f for c, f in _HOST["attributes"].items() if c in to_hip})
+    return out
 
 
 def _coord(program, node) -> Coord:
@@ -152,15 +154,15 @@ def _lift(program, omp: bool):
             spec = set(ext.funcspec or [])
             if spec & {"__global__", "__device__"}:
                 continue
-            out.append(copy.deepcopy(ext))
+            out.append(G.transform(copy.deepcopy(ext), _host_names))
         elif isinstance(ext, c_ast.Decl):
             d = copy.deepcopy(ext)
             if set(d.storage or []) & {"__shared__", "__managed__"}:
                 raise G.Refuse("XP-RECOVER-002", "file-scope __shared__/__managed__ variable", ext)
             d.storage = [s for s in (d.storage or []) if s not in ("__constant__", "__device__")]
-            out.append(d)
+            out.append(G.transform(d, _host_names))
         elif isinstance(ext, c_ast.Typedef):
-            out.append(_vector_typedef(copy.deepcopy(ext)))
+            out.append(G.transform(_vector_typedef(copy.deepcopy(ext)), _host_names))
         else:
             out.append(copy.deepcopy(ext))
     ast = c_ast.FileAST(out)
@@ -189,7 +191,7 @@ def _lift(program, omp: bool):
     if kernel_entry and program.entry.name not in facts["extern_c"]:
         facts["extern_c"].append(program.entry.name)
     keep = [l for l in facts.get("preamble", []) if not S.GPU_HEADERS.search(l)
-            and not re.match(r"\s*using\s+namespace\s+nvcuda", l)]
+            and not re.match(r"\s*using\s+namespace\s+nvcuda", l) and not S.collective_macro(l)]
     facts["preamble"] = S.INCLUDES + [S.lift_macro_line(l) for l in keep if l.strip() not in S.INCLUDES]
     facts["includes"] = [h for h in facts.get("includes", []) if not S.GPU_HEADERS.search(f"#include <{h}>")]
     facts["ctor_decls"] = {}
@@ -310,14 +312,10 @@ def _host(fd, kernels: set[str], program):
             new_args = [args[i] for i in keep if i < len(args)]
             if helper == "xp_malloc":
                 new_args[0] = c_ast.Cast(_void_pp(), new_args[0])
+            if helper == "xp_device_attribute":
+                new_args[1] = _attribute_value(new_args[1], program, node)
             return c_ast.FuncCall(c_ast.ID(helper), c_ast.ExprList(new_args))
-        if isinstance(node, c_ast.ID) and node.name in ("cudaSuccess", "hipSuccess"):
-            return c_ast.Constant("int", "0")
-        if isinstance(node, c_ast.IdentifierType):
-            for t, repl in _TYPES.items():
-                if t in node.names:
-                    node.names = repl
-        return node
+        return _host_names(node)
 
     fd = G.transform(fd, fn)
     for n in G.walk(fd.body):
@@ -331,6 +329,32 @@ def _host(fd, kernels: set[str], program):
             if s not in ("__host__", "__device__", "__noinline__")]
     fd.decl.funcspec = list(dict.fromkeys(spec))
     return fd
+
+
+def _host_names(node):
+    """Runtime types and constants given their host meaning (``host_runtime.toml``): in host
+    functions and in file-scope declarations (a struct with a ``cudaStream_t`` field, a
+    prototype taking one)."""
+    if isinstance(node, c_ast.ID) and node.name in _VALUES:
+        return c_ast.Constant("int", _VALUES[node.name])
+    if isinstance(node, c_ast.IdentifierType):
+        for t, repl in _TYPES.items():
+            if t in node.names:
+                node.names = list(repl)
+    return node
+
+
+def _attribute_value(attr, program, node):
+    """The value the virtual device reports for a device attribute (device 0, the profile's
+    facts), as a constant: the attribute must be one the lift knows."""
+    name = attr.name if isinstance(attr, c_ast.ID) else None
+    field = _attributes().get(name) if name else None
+    if field is None:
+        what = name or "a computed attribute"
+        raise G.Refuse("XP-RECOVER-002", f"device attribute {what} has no host value here", node,
+                       G.call_name(node))
+    facts = S.device_facts(program.platform, platforms.profile(program.platform))
+    return c_ast.Constant("int", str(int(facts[field])))
 
 
 def _symbol_copy(api, args, node):

@@ -861,7 +861,7 @@ class KernelLift:
 
     def _shuffle(self, n, cn, args, deposits):
         kind = S.SHUFFLES[self.platform][cn]
-        rest = args[1:] if self.platform == "cuda" else args
+        rest = args[1:] if S.with_mask(cn) else args
         if len(rest) < 2:
             raise Refuse("XP-RECOVER-002", f"{cn} with too few arguments", n)
         value, arg = rest[0], rest[1]
@@ -887,7 +887,7 @@ class KernelLift:
         condition around the vote), as on the virtual device."""
         kind = S.VOTES[self.platform][cn]
         block_wide = kind in ("bcount", "band", "bor")
-        rest = args[1:] if self.platform == "cuda" and not block_wide else args
+        rest = args[1:] if S.with_mask(cn) and not block_wide else args
         if len(rest) != 1:
             raise Refuse("XP-RECOVER-002", f"{cn} with unexpected arguments", n, cn)
         buf = self.fresh("vote")

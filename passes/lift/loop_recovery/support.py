@@ -37,7 +37,9 @@ def intrinsic(platform: str, table: str, name: str) -> dict | None:
 SHUFFLES = {
     "cuda": {"__shfl_sync": "idx", "__shfl_up_sync": "up", "__shfl_down_sync": "down",
              "__shfl_xor_sync": "xor"},
-    "hip": {"__shfl": "idx", "__shfl_up": "up", "__shfl_down": "down", "__shfl_xor": "xor"},
+    # HIP also has CUDA's *_sync forms (mask first, the same lanes as the mask-less ones)
+    "hip": {"__shfl": "idx", "__shfl_up": "up", "__shfl_down": "down", "__shfl_xor": "xor",
+            "__shfl_sync": "idx", "__shfl_up_sync": "up", "__shfl_down_sync": "down", "__shfl_xor_sync": "xor"},
 }
 
 
@@ -45,8 +47,14 @@ SHUFFLES = {
 _BLOCK_VOTES = {"__syncthreads_count": "bcount", "__syncthreads_and": "band", "__syncthreads_or": "bor"}
 VOTES = {
     "cuda": {"__ballot_sync": "ballot", "__any_sync": "any", "__all_sync": "all", **_BLOCK_VOTES},
-    "hip": {"__ballot": "ballot", "__ballot64": "ballot", "__any": "any", "__all": "all", **_BLOCK_VOTES},
+    "hip": {"__ballot": "ballot", "__ballot64": "ballot", "__any": "any", "__all": "all",
+            "__ballot_sync": "ballot", "__any_sync": "any", "__all_sync": "all", **_BLOCK_VOTES},
 }
+
+
+def with_mask(name: str) -> bool:
+    """A collective whose first argument is a lane mask (CUDA's, and HIP's ``*_sync`` forms)."""
+    return name.endswith("_sync") and name not in _BLOCK_VOTES
 
 
 def block_vote_fn() -> str:
@@ -222,6 +230,19 @@ static inline int xp_nop(void) {
 }
 static inline const char *xp_error_string(int e) {
   return e ? "error" : "no error";
+}
+static inline int xp_get_device(int *d) {
+  *d = 0;
+  return 0;
+}
+static inline int xp_get_device_count(int *n) {
+  *n = 1;
+  return 0;
+}
+static inline int xp_device_attribute(int *v, int value, int dev) {
+  if (dev != 0) return 1;
+  *v = value;
+  return 0;
 }
 """
 
@@ -406,23 +427,32 @@ def activemask_fn(platform: str) -> str:
             f"    if (base + l < nt && !(done && done[base + l])) m |= ({t})1 << l;\n  return m;\n}}\n")
 
 
-def device_prop(platform: str, profile: dict) -> str:
-    """``cudaGetDeviceProperties`` / ``hipGetDeviceProperties``: the fields the virtual device
-    reports, from the device profile (warp size, limits, shared memory); others are zero."""
-    w = WARP[platform]
-    sms = 108 if platform == "cuda" else 104      # as the runtime reports (xp_cuda.h / xp_hip.h)
+def device_facts(platform: str, profile: dict) -> dict[str, int]:
+    """The ``xp_device_prop`` fields the virtual device reports (device 0), from its profile:
+    warp size, limits, shared memory, multiprocessor count (the one home of these facts is
+    ``platforms/<p>/profile.toml``, which the runtime reads too)."""
     bd = profile.get("max_block_dims", [1024, 1024, 64])
     gd = profile.get("max_grid_dims", [2147483647, 65535, 65535])
+    facts = {"sharedMemPerBlock": int(profile.get("shared_mem_bytes", 49152)),
+             "warpSize": int(profile.get("warp_size", WARP[platform])),
+             "maxThreadsPerBlock": int(profile.get("max_threads_per_block", 1024)),
+             "multiProcessorCount": int(profile["multiprocessor_count"]),
+             "maxThreadsPerMultiProcessor": int(profile["max_threads_per_multiprocessor"])}
+    facts.update({f"maxThreadsDim[{i}]": int(bd[i]) for i in range(3)})
+    facts.update({f"maxGridSize[{i}]": int(gd[i]) for i in range(3)})
+    return facts
+
+
+def device_prop(platform: str, profile: dict) -> str:
+    """``cudaGetDeviceProperties`` / ``hipGetDeviceProperties``: the fields the virtual device
+    reports (``device_facts``); others are zero."""
+    sets = "".join(f"  p->{field} = {value}{'ul' if field == 'sharedMemPerBlock' else ''};\n"
+                   for field, value in device_facts(platform, profile).items())
     return ("typedef struct {\n  char name[256];\n  unsigned long totalGlobalMem;\n  unsigned long sharedMemPerBlock;\n"
             "  int warpSize;\n  int maxThreadsPerBlock;\n  int maxThreadsDim[3];\n  int maxGridSize[3];\n"
             "  int multiProcessorCount;\n  int maxThreadsPerMultiProcessor;\n} xp_device_prop;\n"
             "static inline int xp_get_device_properties(xp_device_prop *p, int dev) {\n"
-            "  if (dev != 0) return 1;\n  memset(p, 0, sizeof(*p));\n"
-            f"  p->sharedMemPerBlock = {int(profile.get('shared_mem_bytes', 49152))}ul;\n"
-            f"  p->warpSize = {w};\n  p->maxThreadsPerBlock = {int(profile.get('max_threads_per_block', 1024))};\n"
-            f"  p->maxThreadsDim[0] = {bd[0]};\n  p->maxThreadsDim[1] = {bd[1]};\n  p->maxThreadsDim[2] = {bd[2]};\n"
-            f"  p->maxGridSize[0] = {gd[0]};\n  p->maxGridSize[1] = {gd[1]};\n  p->maxGridSize[2] = {gd[2]};\n"
-            f"  p->multiProcessorCount = {sms};\n  p->maxThreadsPerMultiProcessor = 2048;\n  return 0;\n}}\n")
+            "  if (dev != 0) return 1;\n  memset(p, 0, sizeof(*p));\n" + sets + "  return 0;\n}\n")
 
 
 def math_closure(names) -> list[str]:
@@ -522,6 +552,13 @@ _MACRO_NAMES = {"cudaError_t": "int", "hipError_t": "int", "cudaError": "int", "
                 "hipSuccess": "0", "cudaGetErrorString": "xp_error_string", "hipGetErrorString": "xp_error_string",
                 "cudaGetLastError": "xp_nop", "hipGetLastError": "xp_nop", "cudaPeekAtLastError": "xp_nop",
                 "hipPeekAtLastError": "xp_nop", "cudaDeviceSynchronize": "xp_nop", "hipDeviceSynchronize": "xp_nop"}
+
+
+def collective_macro(line: str) -> bool:
+    """A ``#define`` of a warp collective's name (a port's ``#define __shfl_xor_sync(m, v, l, w)
+    __shfl_xor(v, l, w)``): the lift gives the name its meaning itself, the macro is dropped."""
+    m = re.match(r"\s*#\s*define\s+([A-Za-z_]\w*)", line)
+    return bool(m) and m.group(1) in collectives("cuda") | collectives("hip")
 
 
 def lift_macro_line(line: str) -> str:

@@ -219,7 +219,13 @@ inline const DeviceModel &device_model() {
 #else
   static const DeviceModel m{"A100-SXM4-80GB", 108, 1410000, 1593000, 5120, 40 << 20, 80ull << 30, 2048, 32, 167936, 1024, 65536};
 #endif
+#if defined(XP_SM_COUNT) && defined(XP_THREADS_PER_SM)
+  // the profile's own values (platforms/<p>/profile.toml), which a lift answers queries with too
+  static const DeviceModel p = [] { DeviceModel d = m; d.sms = XP_SM_COUNT; d.threads_per_sm = XP_THREADS_PER_SM; return d; }();
+  return p;
+#else
   return m;
+#endif
 }
 inline long long shared_optin_bytes() {
   return XP_SHARED_OPTIN_BYTES > 0 ? (long long)XP_SHARED_OPTIN_BYTES : (long long)options().shared_mem_bytes;
