@@ -168,3 +168,53 @@ def test_hip_sync_shuffles_through_a_port_macro_are_lifted(tmp_path):
     x = np.arange(4 * 32, dtype=np.float32)
     text = _lift_and_run(tmp_path, HIP_SYNC_SHUFFLES, "hip", [x, np.zeros(4, np.float32), 4])
     assert "#define __shfl_xor_sync" not in text and "__shfl_xor(" not in text
+
+
+LAUNCH_HELPER = r"""
+#include <hip/hip_runtime.h>
+#include <hip/hip_bf16.h>
+typedef __hip_bfloat16 nv_bfloat16;     // a port's vendor header; unused here
+
+struct launch_params { dim3 grid; dim3 block; size_t shmem; hipStream_t stream; };
+
+static launch_params make_params(const dim3 grid, const dim3 block, const int shmem, const hipStream_t stream) {
+  launch_params p;
+  p.grid = grid;
+  p.block = block;
+  p.shmem = (size_t) shmem;
+  p.stream = stream;
+  return p;
+}
+
+__global__ void scale_k(const float *x, float *y, float s, int n);
+
+static void launch(const launch_params lp, const float *x, float *y, float s, int n) {
+  scale_k<<<lp.grid, lp.block, lp.shmem, lp.stream>>>(x, y, s, n);
+}
+
+__global__ void scale_k(const float *x, float *y, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = s * x[i];
+}
+
+extern "C" void entry(const float *x, float *y, int n) {
+  float *dx, *dy;
+  hipMalloc(&dx, n * sizeof(float));
+  hipMalloc(&dy, n * sizeof(float));
+  hipMemcpy(dx, x, n * sizeof(float), hipMemcpyHostToDevice);
+  const int blocks = (n + 127) / 128;
+  launch(make_params(blocks, 128, 0, 0), dx, dy, 3.0f, n);
+  hipMemcpy(y, dy, n * sizeof(float), hipMemcpyDeviceToHost);
+  hipFree(dx);
+  hipFree(dy);
+}
+"""
+
+
+def test_launch_through_a_parameter_struct_and_a_helper_before_the_kernel(tmp_path):
+    """dim3 fields and parameters stay dim3 (ints passed for them are converted as C++ does),
+    the kernel is declared before the helper that launches it, the unused bf16 typedef goes."""
+    x = np.arange(1000, dtype=np.float32)
+    text = _lift_and_run(tmp_path, LAUNCH_HELPER, "hip", [x, np.zeros(1000, np.float32), 1000])
+    assert "xp_dim3(lp.grid" not in text and "__hip_bfloat16" not in text
+    assert "make_params(xp_dim3(blocks, 1, 1), xp_dim3(128, 1, 1), 0, 0)" in text

@@ -130,6 +130,7 @@ def _lift(program, omp: bool):
         raise G.Refuse("XP-RECOVER-003", f"entry {program.entry.name} is neither a host function nor a kernel")
     out, helpers = [], {}
     kernels = set(info.kernels)
+    dims = _Dim3Facts(program.ast)
     for ext in program.ast.ext:
         if isinstance(ext, c_ast.FuncDef):
             name = ext.decl.name
@@ -149,7 +150,7 @@ def _lift(program, omp: bool):
                 fd.decl.storage = ["static"]
                 out.append(fd)
             else:
-                out.append(_host(copy.deepcopy(ext), kernels, program))
+                out.append(_host(copy.deepcopy(ext), kernels, program, dims))
         elif isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl):
             spec = set(ext.funcspec or [])
             if spec & {"__global__", "__device__"}:
@@ -165,6 +166,8 @@ def _lift(program, omp: bool):
             out.append(G.transform(_vector_typedef(copy.deepcopy(ext)), _host_names))
         else:
             out.append(copy.deepcopy(ext))
+    out = _declare_kernels_before_use(out, kernels)
+    out = _drop_unused_runtime_typedefs(out, program.facts.get("preamble", []))
     ast = c_ast.FileAST(out)
     names = {n.name for n in G.walk(ast) if isinstance(n, c_ast.ID)}
     names |= {x for n in G.walk(ast) if isinstance(n, c_ast.IdentifierType) for x in n.names}
@@ -264,24 +267,102 @@ def _attr_value(orig, value: str):
 
 
 # ----------------------------------------------------------------------------- host code
-def _host(fd, kernels: set[str], program):
+def _is_dim3_type(t) -> bool:
+    return isinstance(t, c_ast.TypeDecl) and G.base_names(t) == ["dim3"]
+
+
+class _Dim3Facts:
+    """Where the program's host code holds ``dim3`` values beyond its locals: struct fields (a
+    launch-parameter struct) and function parameters taken by value, which C++ initialises from
+    an integer through dim3's converting constructor (``f(n_blocks)`` for ``f(dim3 grid)``)."""
+
+    def __init__(self, ast):
+        kinds: dict[str, set[bool]] = {}
+        self.params: dict[str, set[int]] = {}
+        for n in G.walk(ast):
+            if isinstance(n, c_ast.Struct) and n.decls:
+                for d in n.decls:
+                    if isinstance(d, c_ast.Decl) and d.name:
+                        kinds.setdefault(d.name, set()).add(_is_dim3_type(d.type))
+            if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.FuncDecl) and n.type.args:
+                idx = {i for i, p in enumerate(n.type.args.params)
+                       if isinstance(p, c_ast.Decl) and _is_dim3_type(p.type)}
+                if idx:
+                    self.params.setdefault(n.name, set()).update(idx)
+        self.fields = {name for name, k in kinds.items() if k == {True}}
+
+
+_RUNTIME_TYPE = re.compile(r"^(?:__)?(?:cuda|hip|nv)_?[A-Za-z]\w*$")
+
+
+def _drop_unused_runtime_typedefs(out: list, preamble: list[str]) -> list:
+    """A file-scope typedef of a GPU runtime type the host does not have (``typedef
+    __hip_bfloat16 nv_bfloat16;``, as a port's vendor header writes it) that nothing in the
+    lifted program uses is dropped: it would not build on the host and means nothing there."""
+    used = {x for e in out if not isinstance(e, c_ast.Typedef) for n in G.walk(e)
+            if isinstance(n, c_ast.IdentifierType) for x in n.names}
+    used |= {x for e in out if isinstance(e, c_ast.Typedef) for n in G.walk(e.type)
+             if isinstance(n, c_ast.IdentifierType) for x in n.names}
+    text = "\n".join(preamble)
+    keep = []
+    for e in out:
+        if isinstance(e, c_ast.Typedef) and e.name not in used and \
+                not re.search(rf"\b{re.escape(e.name)}\b", text) and \
+                any(_RUNTIME_TYPE.match(x) for x in (G.base_names(e.type) or [])):
+            continue
+        keep.append(e)
+    return keep
+
+
+def _declare_kernels_before_use(out: list, kernels: set[str]) -> list:
+    """A lifted kernel called by a host function placed before it (a launch helper instantiated
+    from a template above the kernel) gets a prototype before its first caller."""
+    defined = {e.decl.name: i for i, e in enumerate(out) if isinstance(e, c_ast.FuncDef) and e.decl.name in kernels}
+    first_use: dict[str, int] = {}
+    for i, e in enumerate(out):
+        if not isinstance(e, c_ast.FuncDef):
+            continue
+        for n in G.walk(e.body):
+            k = G.call_name(n)
+            if k in defined and i < defined[k]:
+                first_use.setdefault(k, i)
+    for k, i in sorted(first_use.items(), key=lambda kv: -kv[1]):
+        proto = copy.deepcopy(out[defined[k]].decl)
+        out.insert(i, proto)
+    return out
+
+
+def _host(fd, kernels: set[str], program, dims: _Dim3Facts | None = None):
     # functions the program defines or declares itself (an error-check helper named
     # cudaCheck / hipCheck...) are calls of the program, not of the runtime
     own = {e.decl.name for e in program.ast.ext if isinstance(e, c_ast.FuncDef)} | \
         {e.name for e in program.ast.ext if isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl)}
+    dims = dims or _Dim3Facts(c_ast.FileAST([]))
     dim3_vars = set()
     for n in G.walk(fd):
         if isinstance(n, c_ast.Decl) and G.base_names(n.type) == ["dim3"] and isinstance(n.type, c_ast.TypeDecl):
             dim3_vars.add(n.name)
+    params = {id(p) for p in (fd.decl.type.args.params if fd.decl.type.args else [])}
+
+    def is_dim(e):
+        return (isinstance(e, c_ast.ID) and e.name in dim3_vars) or \
+            (isinstance(e, c_ast.StructRef) and e.field.name in dims.fields) or \
+            G.call_name(e) == "xp_dim3"
 
     def as_dim(e):
-        if isinstance(e, c_ast.ID) and e.name in dim3_vars:
+        if is_dim(e):
             return e
-        if G.call_name(e) in ("dim3", "xp_dim3"):
+        if G.call_name(e) == "dim3":
             return _dim3_call(e.args.exprs if e.args else [])
         return _dim3_call([e])
 
     def fn(node):
+        if isinstance(node, c_ast.FuncCall) and G.call_name(node) in dims.params and node.args:
+            for i in dims.params[G.call_name(node)]:
+                if i < len(node.args.exprs):
+                    node.args.exprs[i] = as_dim(node.args.exprs[i])
+        if id(node) in params:
+            return node                     # a dim3 parameter has no initialiser
         lp = _launch(node)
         if lp is not None:
             k, cfg, args = lp
