@@ -748,8 +748,9 @@ class _Walker(c_ast.NodeVisitor):
                 return
             self._guarded(c, n.right)
             return
-        if n.op in ("==", "!=") and self._null_test(n.left) and self._null_test(n.right):
-            return                        # pointer identity (``dX != X``): no element read
+        if n.op in ("==", "!=") and (self._null_test(n.left) or self._null_const(n.left)) and \
+                (self._null_test(n.right) or self._null_const(n.right)):
+            return                        # pointer identity (``dX != X``, ``w != NULL``): no element read
         self.generic_visit(n)
 
     def _null_test(self, e) -> bool:
@@ -762,6 +763,14 @@ class _Walker(c_ast.NodeVisitor):
             return False
         var = self.lookup(e.name)
         return var is not None and var.kind in ("ptr", "alias", "array")
+
+    def _null_const(self, e) -> bool:
+        """A null pointer constant (``NULL``, ``nullptr``, ``0``, possibly cast)."""
+        while isinstance(e, c_ast.Cast):
+            e = e.expr
+        if isinstance(e, c_ast.Constant):
+            return e.value in ("0", "0L", "0l", "0u", "0U")
+        return isinstance(e, c_ast.ID) and e.name in ("NULL", "nullptr") and self.lookup(e.name) is None
 
     def _guarded(self, c, stmt) -> None:
         if c is not None:
