@@ -6,15 +6,17 @@ Summary
     the file, a label ``L: ;`` that ends the body of a ``for`` / ``while`` / ``do`` loop (only
     empty statements after it), all of whose ``goto L`` statements are inside that body and
     not inside a loop or ``switch`` nested in it, is removed and each ``goto L`` becomes
-    ``continue``. Without the jumps, ``inline`` can inline the lifted kernel into the host
-    entry and the loop analyses see structured control flow.
+    ``continue``. A ``goto L`` inside exactly one nested loop that is the last statement run
+    before the label (a grid-stride loop ``for (i = ..; i < n; i += ..) { if (c) return; .. }``
+    of the source) becomes ``break``. Without the jumps, ``inline`` can inline the lifted
+    kernel into the host entry and the loop analyses see structured control flow.
 Requires
     1. At least one function definition in the file (XP-GOTO-CONTINUE-001).
     2. At least one such label (XP-GOTO-CONTINUE-002).
 Guarantees
     Same outputs on the virtual device: ``continue`` jumps to the end of the innermost
     enclosing loop body, which is where the label stood (a ``for`` loop still runs its
-    increment).
+    increment); ``break`` leaves the nested loop, after which nothing runs before the label.
 Options
     none.
 Example
@@ -48,13 +50,31 @@ def _closing_label(body) -> c_ast.Label | None:
     return None
 
 
-def _gotos(node, label: str, nested: bool, out: list) -> None:
-    """Collect (goto, inside-a-nested-loop-or-switch) under ``node``."""
+def _gotos(node, label: str, nested, out: list) -> None:
+    """Collect (goto, the loops and switches nested in the loop body that enclose it, outermost
+    first) under ``node``."""
     if isinstance(node, c_ast.Goto) and node.name == label:
-        out.append((node, nested))
+        out.append((node, tuple(nested or ())))
         return
+    inner = tuple(nested or ()) + ((node,) if isinstance(node, _LOOPS + (c_ast.Switch,)) else ())
     for _, c in node.children():
-        _gotos(c, label, nested or isinstance(node, _LOOPS + (c_ast.Switch,)), out)
+        _gotos(c, label, inner, out)
+
+
+def _tail_loops(node, out: set, label=None) -> None:
+    """Ids of the loops after which nothing runs before the end of ``node`` (a loop body, the
+    closing ``label`` excluded)."""
+    if isinstance(node, c_ast.Compound):
+        items = [s for s in (node.block_items or []) if s is not label
+                 and not isinstance(s, c_ast.EmptyStatement)]
+        if items:
+            _tail_loops(items[-1], out)
+    elif isinstance(node, c_ast.If):
+        _tail_loops(node.iftrue, out)
+        if node.iffalse is not None:
+            _tail_loops(node.iffalse, out)
+    elif isinstance(node, _LOOPS):
+        out.add(id(node))
 
 
 def _rewrite_fn(fdef) -> int:
@@ -69,17 +89,21 @@ def _rewrite_fn(fdef) -> int:
             _gotos(s, lab.name, False, inside)
         everywhere: list = []
         _gotos(fdef.body, lab.name, False, everywhere)
-        if any(nested for _, nested in inside) or len(everywhere) != len(inside):
+        tails: set = set()
+        _tail_loops(lp.stmt, tails, lab)
+        if len(everywhere) != len(inside) or any(
+                len(nested) > 1 or (nested and id(nested[0]) not in tails) for _, nested in inside):
             continue
-        targets = {id(g) for g, _ in inside}
-        _replace(lp.stmt, targets)
+        _replace(lp.stmt, {id(g) for g, nested in inside if not nested},
+                 {id(g) for g, nested in inside if nested})
         lp.stmt.block_items = [s for s in lp.stmt.block_items if s is not lab]
         done += 1
     return done
 
 
-def _replace(node, targets: set) -> None:
-    canon.replace_nodes(node, lambda n: c_ast.Continue(n.coord) if id(n) in targets else None)
+def _replace(node, to_continue: set, to_break: set) -> None:
+    canon.replace_nodes(node, lambda n: c_ast.Continue(n.coord) if id(n) in to_continue
+                        else c_ast.Break(n.coord) if id(n) in to_break else None)
 
 
 def _run(ast) -> int:
@@ -88,7 +112,8 @@ def _run(ast) -> int:
 
 @register(PassInfo(
     name=NAME,
-    summary="goto to a label that closes a loop body -> continue (every function)",
+    summary="goto to a label that closes a loop body -> continue (break out of a nested loop "
+            "that ends the body) (every function)",
     requires=("a function definition (XP-GOTO-CONTINUE-001)",
               "a label ending a loop body whose gotos are all in that body, outside nested "
               "loops and switches (XP-GOTO-CONTINUE-002)"),

@@ -60,6 +60,7 @@ class _Helper:
         self.items: list = []
         self.result = None                  # the final return expression (None: void)
         self.void = False
+        self.overloads: list[_Helper] = []      # the name's other definitions (C++ overloads)
         self.ok = self._prepare()
 
     def _prepare(self) -> bool:
@@ -226,10 +227,62 @@ def inlinable(ast, entry_name: str) -> dict[str, _Helper]:
             h.ok, h.reason = False, "recursive"
         elif overloaded.get(name, 0) > 1:
             # C++ overloads (min(int, int), min(float, float), ...): the call's argument types
-            # choose one; calls stay calls rather than inline a wrong overload
+            # choose one (``_Inliner.usable``: only an overload whose parameter types are
+            # exactly the arguments' evident types); other calls stay calls rather than inline
+            # a wrong overload
             h.ok, h.reason = False, "overloaded"
+            h.overloads = [_Helper(e) for e in ast.ext if isinstance(e, c_ast.FuncDef)
+                           and e.decl.name == name]
         out[name] = h
     return out
+
+
+_TYPE_SPELLING = {"signed": "int", "signed int": "int", "unsigned": "unsigned int",
+                  "short int": "short", "signed short": "short", "signed short int": "short",
+                  "unsigned short int": "unsigned short", "long int": "long", "signed long": "long",
+                  "signed long int": "long", "unsigned long int": "unsigned long",
+                  "long long int": "long long", "signed long long": "long long",
+                  "unsigned long long int": "unsigned long long"}
+
+
+def _scalar_type(t) -> str | None:
+    """The spelling of a scalar (non-pointer) declared type, qualifiers dropped."""
+    if isinstance(t, c_ast.Typename):
+        t = t.type
+    if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
+        return None
+    words = " ".join(w for w in t.type.names if w not in ("const", "volatile"))
+    return _TYPE_SPELLING.get(words, words) or None
+
+
+def _evident_type(e, names: dict) -> str | None:
+    """The type of an argument evident from its form: a cast to a scalar type, a literal, or
+    a name with one scalar declaration in the entry (``names``)."""
+    if isinstance(e, c_ast.ID):
+        return names.get(e.name)
+    if isinstance(e, c_ast.Cast):
+        return _scalar_type(e.to_type)
+    if isinstance(e, c_ast.Constant):
+        v = e.value.lower()
+        if e.type in ("float", "double"):
+            return "float" if v.endswith("f") else None if v.endswith("l") else "double"
+        return {"int": "int", "unsigned int": "unsigned int", "long int": "long",
+                "unsigned long int": "unsigned long", "long long int": "long long",
+                "unsigned long long int": "unsigned long long"}.get(e.type)
+    return None
+
+
+def _overload_for(h: _Helper, call, names: dict) -> _Helper | None:
+    """The overload of ``h``'s name whose parameter types are exactly the call's argument
+    types (evident from casts, literals and declared names): an exact match is C++'s unique
+    best candidate."""
+    args = call.args.exprs if call.args is not None else []
+    types = [_evident_type(a, names) for a in args]
+    if not h.overloads or None in types:
+        return None
+    hits = [o for o in h.overloads if o.ok and len(o.params) == len(types) and
+            [_scalar_type(p.type) for p in o.params] == types]
+    return hits[0] if len(hits) == 1 else None
 
 
 class _Inliner:
@@ -238,6 +291,14 @@ class _Inliner:
         self.counter = counter
         self.done = 0
         self.entry_names = {n.name for n in canon.walk(entry) if isinstance(n, c_ast.Decl) and n.name}
+        # scalar names of the entry with one declared type (overload resolution)
+        self.scalar_types: dict[str, str | None] = {}
+        for n in canon.walk(entry):
+            if isinstance(n, c_ast.Decl) and n.name and not isinstance(n.type, c_ast.FuncDecl):
+                t = _scalar_type(n.type)
+                if n.name in self.scalar_types and self.scalar_types[n.name] != t:
+                    t = None
+                self.scalar_types[n.name] = t
         self.pure = frozenset(n for n, h in helpers.items() if h.ok and h.is_expression and
                               not canon.has_side_effects(h.result))
 
@@ -248,6 +309,8 @@ class _Inliner:
     def usable(self, call) -> _Helper | None:
         name = canon.call_name(call)
         h = self.helpers.get(name)
+        if h is not None and not h.ok:
+            h = _overload_for(h, call, self.scalar_types)
         if h is None or not h.ok:
             return None
         if h.free_names() & self.entry_names:

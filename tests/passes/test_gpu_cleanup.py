@@ -360,14 +360,18 @@ inline int mn(int a, int b) { return a < b ? a : b; }
 inline float mn(float a, float b) { return a < b ? a : b; }
 extern "C" void k(const float *x, float *o, int n) {
   for (unsigned int t = 0; t < 8u; ++t)
-    o[t] = x[pick(t, (unsigned int) n, (const unsigned char *) 0)] + (float) mn((int) t, 3);
+    o[t] = x[pick(t, (unsigned int) n, (const unsigned char *) 0)] + (float) mn((int) t, 3)
+           + mn(x[t], 0.5f);
 }
 """
     prog = _prog(text)
     out = run_pass("inline", prog)
     body = _body(out)
     assert "pick(" not in body and "__xp_rv" in body
-    assert "mn(" in body                                   # overloaded: stays a call
+    # overloaded: the exact match of the arguments' evident types (a cast, a literal) is
+    # inlined (issue 16: GET_BLOCKS's min(int, int) in mmcv launches); an argument whose type
+    # is not evident keeps the call
+    assert "mn((int) t, 3)" not in body and body.count("mn(") == 1
     _same(prog, out, [np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 7])
 
 
