@@ -14,7 +14,13 @@ Summary
     e`` becomes an assignment to the declared result (``T x = f(..)`` assigns ``x``, otherwise a
     temporary ``__xp_rN``), and a top-level ``if (c) return;`` guard becomes ``if (!(c)) {
     rest }``. Calls are hoisted in evaluation order out of the statement that contains them;
-    helpers no longer referenced and declared ``static`` are removed.
+    helpers no longer referenced and declared ``static`` are removed. A call of an overloaded
+    helper (the lift's ``min(int, int)``, ``min(float, float)``, ...) is inlined when exactly
+    one overload's parameter types are the arguments' evident types (casts, literals, names
+    declared once in the entry). A call of a function-like macro with an expression body
+    (``BLOCKS(n)`` with ``#define BLOCKS(N) (N + THREADS - 1) / THREADS``) is expanded as the
+    preprocessor expands it (the argument texts in place of the parameters, no parentheses
+    added); the ``#define`` lines stay.
 Requires
     1. The program has an entry function definition (XP-INLINE-001).
     2. At least one call in the entry can be inlined: the helper is defined in the file, not
@@ -635,6 +641,112 @@ def _drop_unused_static(ast, entry_name: str, keep_names: set[str] = frozenset()
             return
 
 
+def _expression_macros(program, ast) -> dict:
+    """Function-like macros of the file the entry calls like functions (``BLOCKS(n)`` with
+    ``#define BLOCKS(N) (N + THREADS - 1) / THREADS``): expression bodies without ``#`` /
+    ``##`` / ``__VA_ARGS__`` / statements, not naming themselves, no function of that name."""
+    import re
+
+    defines = (program.facts or {}).get("defines") or {}
+    entry = canon.entry_def(ast, program.entry.name)
+    called = {canon.call_name(n) for n in canon.walk(entry.body) if isinstance(n, c_ast.FuncCall)}
+    functions = {e.decl.name for e in ast.ext if isinstance(e, c_ast.FuncDef)} | \
+        {e.name for e in ast.ext if isinstance(e, c_ast.Decl) and isinstance(e.type, c_ast.FuncDecl)}
+    out = {}
+    for name in called - functions:
+        d = defines.get(name)
+        if not isinstance(d, dict) or d.get("params") is None or not isinstance(d.get("body"), str):
+            continue
+        body = d["body"].strip()
+        if not body or "#" in body or "__VA_ARGS__" in body or re.search(r"[;{}]", body) or \
+                re.search(rf"\b{re.escape(name)}\b", body) or re.match(
+                    r"(for|if|while|do|switch|return)\b", body):
+            continue
+        out[name] = (list(d["params"]), body)
+    return out
+
+
+def _macro_args(text: str, k: int):
+    """The argument texts of the call whose '(' is at ``text[k]`` and the index after its ')'."""
+    depth, args, cur, quote = 0, [], [], None
+    i = k
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            cur.append(ch)
+            if ch == "\\" and i + 1 < len(text):
+                cur.append(text[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+            cur.append(ch)
+        elif ch in "([{":
+            depth += 1
+            if depth > 1:
+                cur.append(ch)
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append("".join(cur).strip())
+                return args, i + 1
+            cur.append(ch)
+        elif ch == "," and depth == 1:
+            args.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    return None, k
+
+
+def _expand_macros(program, ast):
+    """The AST with the entry's calls of expression macros expanded as the preprocessor
+    does (each parameter replaced by the argument's text, the body's text in place of the
+    call; the rescan leaves the other macros), or None. The ``#define`` lines stay."""
+    import re
+    from dataclasses import replace as _replace
+
+    import platforms
+
+    macros = _expression_macros(program, ast)
+    if not macros:
+        return None
+    text = platforms.module(program.platform, "backend").emit(_replace(program, ast=ast, source=""))
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in macros) + r")\s*\(")
+    lines, out, cont = text.split("\n"), [], False
+    for line in lines:
+        directive = cont or line.lstrip().startswith("#")
+        cont = directive and line.rstrip().endswith("\\")
+        if directive:
+            out.append(line)
+            continue
+        pos = 0
+        while True:
+            m = pattern.search(line, pos)
+            if m is None:
+                break
+            params, body = macros[m.group(1)]
+            args, end = _macro_args(line, m.end() - 1)
+            if args is None or len(args) != len(params) and not (params == [] and args == [""]):
+                pos = m.end()
+                continue
+            sub = dict(zip(params, args))
+            exp = re.sub(r"\b[A-Za-z_]\w*\b", lambda w: sub.get(w.group(0), w.group(0)), body) \
+                if sub else body
+            line = line[:m.start()] + exp + line[end:]
+            pos = m.start() + len(exp)
+        out.append(line)
+    new = "\n".join(out)
+    if new == text:
+        return None
+    try:
+        return platforms.parse(new, program.platform, program.path, entry=program.entry.name).ast
+    except Exception:                      # noqa: BLE001 - the expansion does not parse: keep the calls
+        return None
+
+
 @inline.legality
 def _legal(program, *, rounds: int = 16):
     """The inlining, run on a copy of the AST: the plan the rewrite emits."""
@@ -642,7 +754,12 @@ def _legal(program, *, rounds: int = 16):
             canon.entry_def(program.ast, program.entry.name) is None:
         return [canon.diag(program, NAME, "XP-INLINE-001", "no entry function definition")]
     ast = copy.deepcopy(program.ast)
-    if _inline_all(program, ast, rounds):
+    done = _inline_all(program, ast, rounds)
+    expanded = _expand_macros(program, ast)
+    if expanded is not None:
+        ast = expanded
+        done += 1 + _inline_all(program, ast, rounds)
+    if done:
         return canon.Rewritten(ast)
     entry = canon.entry_def(program.ast, program.entry.name)
     helpers = inlinable(program.ast, program.entry.name)

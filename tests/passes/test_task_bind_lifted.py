@@ -157,3 +157,57 @@ def test_min_of_the_launch_helper_and_a_null_weight_test_keep_the_loop_parallel(
     assert "min(" not in body and "xp_bx" not in body       # one counted loop 0..total
     out = run_pass("task_bind", prog)
     assert out.platform == "bang" and out.facts["task_bind"]["kernels"] >= 1
+
+
+MACRO_GRID = r"""
+#include <cuda_runtime.h>
+#define THREADS 128
+#define BLOCKS(N) (N + THREADS - 1) / THREADS
+template <typename T>
+__global__ void twice_kernel(const T *x, T *y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * 2.0f;
+}
+extern "C" void twice(const float *x, float *y, int n) {
+  float *d_x; float *d_y;
+  cudaMalloc(&d_x, (size_t) n * sizeof(float));
+  cudaMalloc(&d_y, (size_t) n * sizeof(float));
+  cudaMemcpy(d_x, x, (size_t) n * sizeof(float), cudaMemcpyHostToDevice);
+  twice_kernel<float><<<BLOCKS(n), THREADS>>>(d_x, d_y, n);
+  cudaMemcpy(y, d_y, (size_t) n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_x); cudaFree(d_y);
+}
+"""
+
+
+def test_function_like_macro_in_the_launch_is_expanded():
+    """``<<<BLOCKS(n), THREADS>>>`` with a function-like macro: the call stayed a call of
+    unknown effects in the host code (XP-TASK-BIND-006 call to 'BLOCKS')."""
+    prog = _until(parse_source(MACRO_GRID, "cuda", "m.cu"), "inline")
+    body = _emit(prog).split('extern "C"')[1]
+    assert "BLOCKS(" not in body and "(n + THREADS - 1) / THREADS" in body
+    out = run_pass("task_bind", _until(parse_source(MACRO_GRID, "cuda", "m.cu"), "loop_normalize"))
+    assert out.platform == "bang"
+
+
+def test_macro_expansion_is_textual(tmp_path):
+    """The body replaces the call as the preprocessor does (no parentheses added): with
+    ``#define HALF(N) N / 2``, ``1000 / HALF(n)`` is ``1000 / n / 2``."""
+    text = r"""
+#define HALF(N) N / 2
+#define STR(a) #a
+static int scale(int v) { return v + 1; }
+extern "C" void k(int *o, int n) {
+  o[0] = 1000 / HALF(n);
+  o[1] = scale(HALF(n + 4));
+}
+"""
+    prog = parse_source(text, "vnni", "t.cpp")
+    out = run_pass("inline", prog)
+    body = _emit(out).split('extern "C"')[1]
+    assert "HALF(" not in body and "scale(" not in body
+    want, got = [np.zeros(2, np.int32), 10], [np.zeros(2, np.int32), 10]
+    run_kernel(tmp_path / "a.cpp", args=want, source=text, program=prog)
+    run_kernel(tmp_path / "b.cpp", args=got, source=_emit(out), program=out)
+    assert list(want[0]) == [1000 // 10 // 2, 10 + 4 // 2 + 1]
+    np.testing.assert_array_equal(got[0], want[0])
