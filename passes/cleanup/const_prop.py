@@ -4,7 +4,10 @@ Summary
     A *single-definition local* is a scalar or pointer local of the entry (declared once, not
     ``volatile``, never address-taken) written exactly once: by its initialiser, or by one
     plain ``v = e;`` statement reached from the declaration's block through nested blocks only
-    (no loop or branch in between). When ``e`` is pure and reads no memory (constants,
+    (no loop or branch in between); a pure initialiser that a later ``v = e;`` of the same
+    block overwrites before any read (``unsigned dst = 0; dst = e;``) does not count. A value
+    that loads memory (``dst = a[0];``) is propagated only into a single use in the value of
+    the very next statement of the block (nothing can store in between). When ``e`` is pure and reads no memory (constants,
     parameters, other locals, casts, arithmetic, pure math calls; no subscripts, ``*``,
     ``->``, other calls), every variable of ``e`` keeps its value from the definition to every
     use of ``v`` (it is written nowhere but by its own initialiser before the definition, or
@@ -101,8 +104,9 @@ class _Index:
         return None
 
 
-def _decl_kind(d) -> str | None:
-    """'int' / 'float' / 'ptr' for a propagatable declared type, else None."""
+def _decl_kind(d, typedefs=None) -> str | None:
+    """'int' / 'float' / 'ptr' for a propagatable declared type (scalar typedefs resolved),
+    else None."""
     if "volatile" in (getattr(d.type, "quals", None) or []) or d.bitsize is not None:
         return None
     t = d.type
@@ -113,6 +117,12 @@ def _decl_kind(d) -> str | None:
         return None
     if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
         words = " ".join(w for w in t.type.names if w not in ("const", "volatile"))
+        for _ in range(8):
+            td = (typedefs or {}).get(words)
+            if td is None or not isinstance(td.type, c_ast.TypeDecl) or \
+                    not isinstance(td.type.type, c_ast.IdentifierType):
+                break
+            words = " ".join(w for w in td.type.type.names if w not in ("const", "volatile"))
         if words in ("float", "double", "half", "_Float16"):
             return "float"
         if words in _SCALARS:
@@ -126,6 +136,18 @@ def _pure_value(e) -> bool:
                           c_ast.CompoundLiteral)):
             return False
         if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "*", "&"):
+            return False
+        if isinstance(n, c_ast.FuncCall) and canon.call_name(n) not in canon.PURE_CALLS:
+            return False
+    return True
+
+
+def _loads_only(e) -> bool:
+    """``e`` may read memory (subscripts, ``*p``, members) but changes nothing."""
+    for n in canon.walk(e):
+        if isinstance(n, (c_ast.Assignment, c_ast.InitList, c_ast.CompoundLiteral)):
+            return False
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
             return False
         if isinstance(n, c_ast.FuncCall) and canon.call_name(n) not in canon.PURE_CALLS:
             return False
@@ -149,6 +171,7 @@ class _Finder:
         self.fdef = fdef
         self.globals = globals_
         self.params = params
+        self.typedefs: dict = {}
 
     def find(self):
         """One propagatable (name, decl, definition node, value expression), or None."""
@@ -164,10 +187,12 @@ class _Finder:
         if len(ds) != 1 or name in self.params or name in self.globals or name in ix.addressed:
             return None
         d = ds[0]
-        kind = _decl_kind(d)
+        kind = _decl_kind(d, self.typedefs)
         if kind is None or "static" in (d.storage or []) or "extern" in (d.storage or []):
             return None
         writes = ix.writes.get(name, [])
+        if len(writes) == 2 and writes[0] is d and self._dead_init(ix, name, d, writes[1]):
+            writes = writes[1:]            # ``T v = 0; ... v = e;``: the initialiser is never read
         if len(writes) != 1:
             return None
         w = writes[0]
@@ -193,9 +218,11 @@ class _Finder:
                     ix.pos[id(w)] < ix.pos[id(d)]:
                 return None
             value, site = w.rvalue, w
-        if value is None or isinstance(value, c_ast.InitList) or not _pure_value(value):
+        if value is None or isinstance(value, c_ast.InitList):
             return None
         uses = [u for u in ix.reads.get(name, []) if not ix.inside(u, site)]
+        if not _pure_value(value) and not (_loads_only(value) and self._next_use(ix, site, uses)):
+            return None
         if any(ix.pos[id(u)] < ix.pos[id(site)] for u in uses):
             return None
         for v in _value_ids(value):
@@ -204,6 +231,46 @@ class _Finder:
             if not self._stable(ix, v, site, uses):
                 return None
         return name, d, site, value, kind, uses
+
+    @staticmethod
+    def _next_use(ix, site, uses) -> bool:
+        """The one use is in the value of the statement right after ``site`` in its block (a
+        plain assignment or declaration): nothing runs between the load and the use."""
+        if len(uses) != 1:
+            return False
+        block = ix.parent.get(id(site))
+        if not isinstance(block, c_ast.Compound):
+            return False
+        items = block.block_items
+        k = next((i for i, s in enumerate(items) if s is site), None)
+        if k is None or k + 1 >= len(items):
+            return False
+        nxt = items[k + 1]
+        if isinstance(nxt, c_ast.Assignment) and nxt.op == "=":
+            value = nxt.rvalue
+        elif isinstance(nxt, c_ast.Decl) and nxt.init is not None:
+            value = nxt.init
+        else:
+            return False
+        return ix.inside(uses[0], value) and _loads_only(value)
+
+    @staticmethod
+    def _dead_init(ix, name, d, w) -> bool:
+        """``w`` (``name = e;``) is a later item of the block declaring ``d`` and nothing reads
+        ``name`` in between: every path from the declaration meets ``w`` before a read."""
+        block = ix.parent.get(id(d))
+        if not isinstance(block, c_ast.Compound) or ix.parent.get(id(w)) is not block or \
+                not isinstance(w, c_ast.Assignment) or w.op != "=" or ix.pos[id(w)] < ix.pos[id(d)]:
+            return False
+        if not _pure_value(d.init):
+            return False
+        lo, hi = ix.pos[id(d)], ix.pos[id(w)]
+        if any(lo < ix.pos[id(u)] < hi for u in ix.reads.get(name, [])):
+            return False
+        items = block.block_items
+        between = items[items.index(d) + 1:items.index(w)]
+        return not any(isinstance(n, (c_ast.Goto, c_ast.Label, c_ast.Return, c_ast.Break,
+                                      c_ast.Continue)) for s in between for n in canon.walk(s))
 
     def _stable(self, ix, v, site, uses) -> bool:
         """``v`` keeps its value from ``site`` to every use, and is in scope at every use."""
@@ -289,9 +356,10 @@ def _replace_ids(node, targets: set[int], new):
     canon.replace_nodes(node, lambda n: copy.deepcopy(new) if id(n) in targets else None)
 
 
-def _run(fdef, globals_, params, limit=10000) -> int:
+def _run(fdef, globals_, params, typedefs=None, limit=10000) -> int:
     done = 0
     finder = _Finder(fdef, globals_, params)
+    finder.typedefs = typedefs or {}
     while done < limit:
         ix, got = finder.find()
         if got is None:
@@ -312,7 +380,7 @@ def _context(program):
     params = {p.name for p in program.entry.params} if program.entry else set()
     if fdef is not None and fdef.decl.type.args is not None:
         params |= {p.name for p in fdef.decl.type.args.params if getattr(p, "name", None)}
-    return fdef, globals_, params
+    return fdef, globals_, params, canon.typedef_map(program.ast)
 
 
 @register(PassInfo(

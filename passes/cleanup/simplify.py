@@ -81,6 +81,7 @@ class _Simplifier:
         globals_ = canon.file_scope_decls(program.ast)
         self.scopes = canon.Scopes(globals_)
         self.globals = globals_
+        self.typedefs = canon.typedef_map(program.ast)
         self.constants = program.facts.get("constants") or {}
         self.written = canon.written_names(fdef.body)
         self.loops: list[tuple[str, int, c_ast.For]] = []     # (var, trip bound, node)
@@ -124,6 +125,9 @@ class _Simplifier:
             return None
         if not isinstance(m, c_ast.TernaryOp):
             return self.bare_tail(mask)
+        below = self.bzhi_tail(m)
+        if below is not None:
+            return below
         cond = m.cond
         if not isinstance(cond, c_ast.BinaryOp):
             return None
@@ -156,6 +160,139 @@ class _Simplifier:
         if canon.has_side_effects(L) or (canon.ids_in(L) & self.written_not_loops()):
             return None
         return (L, W)
+
+    def bzhi_tail(self, m):
+        """(L, W) when ``m`` is ``(L < W) ? (FULL & ((1 << L) - 1)) : FULL`` (BZHI's form:
+        ``FULL &`` optional, ``1`` of at least W bits, FULL == 2^W - 1); ``L`` is the
+        narrowest equal form (``x & 255`` with ``0 <= x <= 255`` is ``x``)."""
+        cond = m.cond
+        if not isinstance(cond, c_ast.BinaryOp):
+            return None
+        if cond.op == "<":
+            L, W = cond.left, self.width(cond.right)
+        elif cond.op == ">":
+            L, W = cond.right, self.width(cond.left)
+        else:
+            return None
+        if W not in (8, 16, 32, 64) or not _casts_ok(m.iffalse, W) or \
+                self.value_of(m.iffalse) != (1 << W) - 1:
+            return None
+        t = _strip_int_casts(m.iftrue)
+        if isinstance(t, c_ast.BinaryOp) and t.op == "&":
+            for full, rest in ((t.left, t.right), (t.right, t.left)):
+                if self.value_of(full) == (1 << W) - 1 and _casts_ok(full, W):
+                    t = rest
+                    break
+            else:
+                return None
+        if not _casts_ok(t, W):
+            return None
+        t = _strip_int_casts(t)
+        if not (isinstance(t, c_ast.BinaryOp) and t.op == "-" and _const(t.right) == 1):
+            return None
+        sh = t.left
+        if not (isinstance(sh, c_ast.BinaryOp) and sh.op == "<<" and _const(sh.left) == 1):
+            return None
+        one = sh.left
+        if isinstance(one, c_ast.Cast):
+            if not _casts_ok(one, W):
+                return None
+        elif W > 32 or (W == 32 and "u" not in one.value.lower()) or \
+                (W == 64 and not ("ll" in one.value.lower() or "ul" in one.value.lower())):
+            return None
+        if _text(_strip_int_casts(sh.right)) != _text(_strip_int_casts(L)):
+            return None
+        if canon.has_side_effects(L) or (canon.ids_in(L) & self.written_not_loops()):
+            return None
+        return (self.narrowest(L), W, "bzhi")
+
+    def value_of(self, e) -> int | None:
+        """An integer constant, also through never-assigned initialised locals."""
+        for _ in range(8):
+            c = _const(e)
+            if c is not None:
+                return c
+            e = _strip_int_casts(e)
+            if not isinstance(e, c_ast.ID):
+                return None
+            d = self.scopes.get(e.name)
+            if not isinstance(d, c_ast.Decl) or d.init is None or e.name in self.written:
+                return None
+            e = d.init
+        return None
+
+    def narrowest(self, L):
+        """``L`` without a ``& M`` (under integer casts) that cannot clear a bit of a value
+        proved to lie in ``[0, M]`` (BZHI's ``index & 255`` of a remainder below 16)."""
+        x = _strip_int_casts(L)
+        if isinstance(x, c_ast.BinaryOp) and x.op == "&":
+            for mask, rest in ((x.right, x.left), (x.left, x.right)):
+                M = _const(mask)
+                if M is not None and M >= 0:
+                    nonneg, upper = self.bounds(rest)
+                    if nonneg and upper is not None and upper <= M and _casts_ok(L, M.bit_length()):
+                        return rest
+        return L
+
+    def type_bits(self, words) -> tuple[bool, int] | None:
+        """(unsigned, value bits) of integer type words, typedefs resolved."""
+        for _ in range(8):
+            w = [x for x in words if x not in ("const", "volatile")]
+            if len(w) == 1 and w[0] in self.typedefs:
+                words = canon.type_words(self.typedefs[w[0]].type)
+                continue
+            text = " ".join(w)
+            if text in UNSIGNED_BITS:
+                bits = UNSIGNED_BITS[text]
+                return (bits not in (31, 63), bits)
+            if text in ("size_t", "uintptr_t"):
+                return (True, 64)
+            return None
+        return None
+
+    def bounds(self, e, depth: int = 0) -> tuple[bool, int | None]:
+        """(value >= 0 proved, an upper bound or None) of an integer expression."""
+        if depth > 12:
+            return (False, None)
+        c = _const(e) if isinstance(e, c_ast.Constant) else None
+        if c is not None:
+            return (c >= 0, c if c >= 0 else None)
+        if isinstance(e, c_ast.Cast):
+            tb = self.type_bits(canon.type_words(e.to_type.type)) \
+                if not isinstance(e.to_type.type, c_ast.PtrDecl) else None
+            if tb is None:
+                return (False, None)
+            nonneg, upper = self.bounds(e.expr, depth + 1)
+            top = (1 << tb[1]) - 1
+            if nonneg and upper is not None and upper <= top:
+                return (True, upper)
+            return (True, top) if tb[0] else (False, None)
+        if isinstance(e, c_ast.ID):
+            d = self.scopes.get(e.name)
+            if not isinstance(d, c_ast.Decl) or not isinstance(d.type, c_ast.TypeDecl):
+                return (False, None)
+            tb = self.type_bits(canon.type_words(d.type))
+            if tb is None:
+                return (False, None)
+            top = (1 << tb[1]) - 1
+            if d.init is not None and e.name not in self.written:
+                nonneg, upper = self.bounds(d.init, depth + 1)
+                if nonneg and upper is not None and upper <= top:
+                    return (True, upper)
+            return (True, top) if tb[0] else (False, None)
+        if isinstance(e, c_ast.BinaryOp) and e.op == "&":
+            for mask, rest in ((e.right, e.left), (e.left, e.right)):
+                M = _const(mask)
+                if M is not None and M >= 0:
+                    nonneg, upper = self.bounds(rest, depth + 1)
+                    return (True, min(M, upper) if nonneg and upper is not None else M)
+            return (False, None)
+        if isinstance(e, c_ast.BinaryOp) and e.op == "%":
+            C = _const(e.right)
+            nonneg, upper = self.bounds(e.left, depth + 1)
+            if C is not None and C > 0 and nonneg:
+                return (True, C - 1 if upper is None else min(C - 1, upper))
+        return (False, None)
 
     def width(self, e) -> int | None:
         """A literal, or a file-scope named constant (``constexpr int NR = 16;``) that no local
@@ -226,7 +363,7 @@ class _Simplifier:
             if tb is None:
                 return None
             L, W = tb[:2]
-            if len(tb) == 3:                 # bare (1u << L) - 1u: the lanes below the bits kept
+            if len(tb) == 3:                 # bare / BZHI forms: the lanes below the bits kept
                 W = min(W, width)
             if width < W:
                 return None

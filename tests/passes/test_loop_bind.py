@@ -183,13 +183,23 @@ def test_host_pointer_locals_are_rebased_onto_device_buffers():
 
 
 def test_host_data_refusals_have_their_code():
-    d = _refusal('extern "C" void k(const float* x, float* o) { float t[8]; '
+    d = _refusal('extern "C" void k(const float* x, float* o, float** q) { float t[8]; '
                  'for (int i = 0; i < 8; ++i) t[i] = x[i]; '
-                 'for (int i = 0; i < 8; ++i) o[i] = t[i] * sizeof(t); }')
-    assert d.code == "XP-BIND-005" and "'t'" in d.message and "sizeof" in d.message
+                 'for (int i = 0; i < 8; ++i) o[i] = t[i] + (&t == (float (*)[8]) 0); }')
+    assert d.code == "XP-BIND-005" and "'t'" in d.message and "'&'" in d.message
     d = _refusal('extern "C" void k(const float* x, float* o, int n, int m) { '
                  'const float* p = x + m; m = 0; for (int i = 0; i < n; ++i) o[i] = p[i]; }')
     assert d.code == "XP-BIND-005" and "'p'" in d.message and "'m'" in d.message
+
+
+def test_sizeof_of_a_host_array_in_device_code_is_its_byte_count():
+    # device code receives the array as a pointer: sizeof(t) is folded to 8 * sizeof(float)
+    src = ('extern "C" void k(const float* x, float* o) { float t[8]; '
+           'for (int i = 0; i < 8; ++i) t[i] = x[i]; '
+           'for (int i = 0; i < 8; ++i) o[i] = t[i] * sizeof(t); }')
+    out = run_pass("loop_bind", parse_source(src, "vnni", "<t>.cpp"), to="cuda")
+    text = platforms.module("cuda", "backend").emit(out)
+    assert "8 * sizeof(float)" in text and "sizeof(t)" not in text.split('extern "C"')[0]
 
 
 def test_omp_parallel_for_is_trusted_without_atomics():

@@ -14,6 +14,7 @@ PASSES = (loop_bind,)   # imported to register it
 
 SRC = """extern "C" void scale(const float *x, float *out, int n) {
   float d_x = 2.0f;
+  if (n > 1000) d_x = 3.0f;   // two definitions: const_prop keeps the local
   for (int i = 0; i < n; ++i) out[i] = x[i] * d_x;
 }
 """

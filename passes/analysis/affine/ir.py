@@ -111,7 +111,10 @@ def type_names(node) -> list[str]:
 
 
 def is_int_type(node) -> bool:
-    names = type_names(node)
+    return is_int_words(type_names(node))
+
+
+def is_int_words(names) -> bool:
     return bool(names) and all(n in _INT_TYPES for n in names)
 
 

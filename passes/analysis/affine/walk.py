@@ -13,7 +13,7 @@ from pycparser import c_ast
 
 from .ir import (
     Access, CHECK_CALLS, IR, LoopInfo, MEM_FUNCTIONS, NestInfo, PURE_FUNCTIONS, Var,
-    bytes_of_words, const_ir, is_int_type, locals_in, subst_var, type_names, type_names_text)
+    bytes_of_words, const_ir, is_int_type, is_int_words, locals_in, subst_var, type_names, type_names_text)
 
 
 class _Walker(c_ast.NodeVisitor):
@@ -23,6 +23,11 @@ class _Walker(c_ast.NodeVisitor):
         self.program = program
         self.constants = dict(program.facts.get("constants", {}))
         self.helpers = {e.decl.name: e for e in program.ast.ext if isinstance(e, c_ast.FuncDef)}
+        # scalar typedefs (``typedef float simsimd_f32_t;``): casts and declarations through
+        # them must read as their base types, or a cast to one looks like a reinterpretation
+        self.typedefs = {e.name: e.type for e in program.ast.ext if isinstance(e, c_ast.Typedef)
+                         and isinstance(e.type, c_ast.TypeDecl)
+                         and isinstance(e.type.type, c_ast.IdentifierType)}
         self.writes_before = writes            # None in the first run
         self.writes: dict[str, int] = {}
         self.scopes: list[dict[str, Var]] = [{}]
@@ -84,7 +89,7 @@ class _Walker(c_ast.NodeVisitor):
             value = ("l", uid)
             if decl.init is not None:
                 self.visit(decl.init)
-                if self._never_written(uid) and is_int_type(t) and not isinstance(
+                if self._never_written(uid) and self.is_int(t) and not isinstance(
                         decl.init, c_ast.InitList):
                     sub = self.ir(decl.init)
                     if sub is not None:
@@ -115,7 +120,7 @@ class _Walker(c_ast.NodeVisitor):
                     return var.value
                 return None
             case c_ast.Cast(to_type=tt, expr=x):
-                return self.ir(x) if is_int_type(tt) else None
+                return self.ir(x) if self.is_int(tt) else None
             case c_ast.UnaryOp(op="-", expr=x):
                 a = self.ir(x)
                 return None if a is None else ("neg", a)
@@ -196,7 +201,7 @@ class _Walker(c_ast.NodeVisitor):
                 base = self.pointer_base(x)
                 if base is None:
                     return None
-                same = type_names(e.to_type) == self._elem_type(base[0])
+                same = self.words(type_names(e.to_type)) == self._elem_type(base[0])
                 if same or base[1] is None or _is_bytes(base[1]):
                     return base
                 size = self.root_elem_bytes(base[0])          # reinterpretation: bytes
@@ -279,16 +284,16 @@ class _Walker(c_ast.NodeVisitor):
         """Size in bytes of what the pointer expression ``e`` points to (its C type), if known."""
         match e:
             case c_ast.Cast(to_type=tt) if isinstance(tt.type, c_ast.PtrDecl):
-                return bytes_of_words(type_names(tt.type.type))
+                return bytes_of_words(self.words(type_names(tt.type.type)))
             case c_ast.ID(name=name):
                 var = self.lookup(name)
                 if var is None:
                     return None
                 if var.kind == "ptr":
-                    return bytes_of_words(type_names_text(self.params[name].type))
+                    return bytes_of_words(self.words(type_names_text(self.params[name].type)))
                 if var.decl is not None and isinstance(var.decl.type, (c_ast.PtrDecl,
                                                                          c_ast.ArrayDecl)):
-                    return bytes_of_words(type_names(var.decl.type.type))
+                    return bytes_of_words(self.words(type_names(var.decl.type.type)))
                 return None
             case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-"):
                 return self.pointee_bytes(l) if self.pointer_base(l) is not None else \
@@ -298,9 +303,21 @@ class _Walker(c_ast.NodeVisitor):
     def _elem_type(self, root: str) -> list[str]:
         p = self.params.get(root)
         if p is not None:
-            return type_names_text(p.type)
+            return self.words(type_names_text(p.type))
         var = self.locals.get(root)
-        return type_names(var.decl.type) if var is not None and var.decl is not None else []
+        return self.words(type_names(var.decl.type)) if var is not None and var.decl is not None else []
+
+    def is_int(self, node) -> bool:
+        return is_int_words(self.words(type_names(node)))
+
+    def words(self, names: list[str]) -> list[str]:
+        """Type words with a scalar typedef name replaced by its base type's words."""
+        for _ in range(8):
+            w = [x for x in names if x not in ("const", "volatile")]
+            if len(w) != 1 or w[0] not in self.typedefs:
+                return names
+            names = type_names(self.typedefs[w[0]])
+        return names
 
     def ref_target(self, ref: c_ast.ArrayRef) -> tuple[str, IR, bool] | None:
         """(buffer, index IR or None, is_param) of ``x[i]`` / ``x[i][j]``."""
@@ -686,7 +703,7 @@ class _Walker(c_ast.NodeVisitor):
         if isinstance(e, c_ast.UnaryOp) and e.op == "sizeof":
             x = e.expr
             if isinstance(x, c_ast.Typename) and not isinstance(x.type, c_ast.PtrDecl):
-                return bytes_of_words(type_names(x.type))
+                return bytes_of_words(self.words(type_names(x.type)))
             if isinstance(x, c_ast.ID):
                 var = self.lookup(x.name)
                 if var is not None and var.kind == "array" and var.decl is not None and \
@@ -694,7 +711,7 @@ class _Walker(c_ast.NodeVisitor):
                     t = var.decl.type
                     while isinstance(t, c_ast.ArrayDecl):
                         t = t.type
-                    size = bytes_of_words(type_names(t)) if isinstance(t, c_ast.TypeDecl) \
+                    size = bytes_of_words(self.words(type_names(t))) if isinstance(t, c_ast.TypeDecl) \
                         else None
                     if size is not None:
                         for d in var.dims:

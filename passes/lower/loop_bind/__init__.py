@@ -190,6 +190,7 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
     if intr:
         raise BindError("XP-BIND-003", f"the program uses x86 intrinsics ({intr[0]}, ...): "
                         "detensorize them into scalar loops first")
+    program = fold_array_sizeof(program)
     info = affine.analyze(program)
     if info.problems:
         code, msg, node = info.problems[0]
@@ -699,6 +700,50 @@ class _Planner:
 
 
 # ------------------------------------------------------------------------------ scratch
+def fold_array_sizeof(program):
+    """``program`` with ``sizeof(a)`` of each local array of constant dimensions written
+    ``(N * sizeof(T))``: device code receives such an array as a pointer to its element, where
+    ``sizeof(a)`` would be a pointer's size (the detensorized bit casts
+    ``memcpy(u, f, sizeof(u))``). The same program when there is none."""
+    def dims_of(decl):
+        t, n = decl.type, 1
+        while isinstance(t, c_ast.ArrayDecl):
+            if not isinstance(t.dim, c_ast.Constant) or not t.dim.value.isdigit():
+                return None
+            n *= int(t.dim.value)
+            t = t.type
+        return (n, t) if isinstance(t, c_ast.TypeDecl) and n > 0 else None
+
+    ast = copy.deepcopy(program.ast)
+    done = 0
+    for fdef in (e for e in ast.ext if isinstance(e, c_ast.FuncDef)):
+        arrays: dict[str, object] = {}
+        for n in canon.walk(fdef.body):
+            if isinstance(n, c_ast.Decl) and n.name:
+                got = dims_of(n) if isinstance(n.type, c_ast.ArrayDecl) else None
+                key = None if got is None else (got[0], " ".join(canon.type_words(got[1])))
+                arrays[n.name] = key if arrays.get(n.name, key) == key else None
+                if got is not None and arrays[n.name] is not None:
+                    arrays[n.name] = (got[0], got[1], key)
+
+        def fold(n):
+            nonlocal done
+            if isinstance(n, c_ast.UnaryOp) and n.op == "sizeof" and isinstance(n.expr, c_ast.ID):
+                got = arrays.get(n.expr.name)
+                if isinstance(got, tuple) and len(got) == 3:
+                    t = copy.deepcopy(got[1])
+                    canon.strip_coords(t)
+                    t.declname = None
+                    t.quals = []
+                    done += 1
+                    return c_ast.BinaryOp("*", c_ast.Constant("int", str(got[0])), c_ast.UnaryOp(
+                        "sizeof", c_ast.Typename(None, [], None, t)))
+            return None
+
+        canon.replace_nodes(fdef.body, fold)
+    return canon.reparse(program, ast) if done else program
+
+
 def _scratch_refusal(decl: c_ast.Decl, stmts) -> str | None:
     """Why the host array ``decl`` cannot become a device scratch buffer used by ``stmts``
     (legality of the scratch rewrite), or None. Device code receives a pointer to the
