@@ -38,3 +38,27 @@ def test_clash_with_a_file_scope_name_is_refused():
         run_pass("loop_bind", prog)
     assert exc.value.diagnostics[0].code == "XP-BIND-003"
     assert "d_out" in exc.value.diagnostics[0].message
+
+
+SCALAR_SRC = """extern "C" void scaled(const float *x, float *out, int n) {
+  float t[4];
+  for (int i = 0; i < 4; ++i) t[i] = x[i] * 2.0f;
+  float s = t[0] + t[3];
+  for (int i = 0; i < n; ++i) out[i] = x[i] * s;
+  out[0] += s;
+}
+"""
+
+
+@pytest.mark.parametrize("to", ["cuda"])
+def test_a_scalar_device_code_computes_becomes_a_device_buffer(tmp_path, to):
+    """'s' is computed from device data and read by later device code: loop_bind keeps it in
+    a one-element device buffer instead of refusing (XP-BIND-003 before)."""
+    src = tmp_path / "scaled.cpp"
+    src.write_text(SCALAR_SRC)
+    out = tmp_path / "scaled.cu"
+    report = translate(str(src), to, str(out),
+                       arg_specs=parse_arg_specs(("x=random:64", "out=zeros:64", "n=64")))
+    assert report.status == "verified", report.message
+    text = out.read_text()
+    assert "float s[1];" in text and "s[0]" in text

@@ -655,7 +655,8 @@ class _Walker(c_ast.NodeVisitor):
         name = n.name.name if isinstance(n.name, c_ast.ID) else None
         args = n.args.exprs if n.args is not None else []
         helper = self.helpers.get(name) if name else None
-        pure = name in PURE_FUNCTIONS or name in CHECK_CALLS or (helper is not None and _pure_helper(helper))
+        pure = name in PURE_FUNCTIONS or name in CHECK_CALLS or \
+            (helper is not None and _pure_helper(helper, self.helpers))
         if name in MEM_FUNCTIONS and self._mem_operands_traced(name, args):
             if self._mem_ranges(name, args, n):
                 return
@@ -1065,13 +1066,25 @@ def _self_step(nxt, name):
     return None
 
 
-def _pure_helper(fdef: c_ast.FuncDef) -> bool:
-    """A file-scope helper that takes no pointers/references and writes no globals."""
+def _pure_helper(fdef: c_ast.FuncDef, helpers: dict | None = None, seen: frozenset = frozenset()) -> bool:
+    """A file-scope helper that takes no pointers/references and writes no globals; it may
+    call pure helpers of the file (``helpers``) and copy bytes between its own locals
+    (``memcpy(&bits, &x, 2)``: the bit casts of the lifts' rounding helpers)."""
     args = fdef.decl.type.args
     for p in (args.params if args is not None else []):
         if isinstance(getattr(p, "type", None), (c_ast.PtrDecl, c_ast.ArrayDecl)):
             return False
     local = set()
+    params = {p.name for p in (args.params if args is not None else []) if getattr(p, "name", None)}
+    seen = seen | {fdef.decl.name}
+
+    def own(e) -> bool:
+        """``&v`` / ``v`` of a local array or scalar of this helper (or a parameter)."""
+        while isinstance(e, c_ast.Cast):
+            e = e.expr
+        if isinstance(e, c_ast.UnaryOp) and e.op == "&":
+            e = e.expr
+        return isinstance(e, c_ast.ID) and (e.name in local or e.name in params)
 
     class V(c_ast.NodeVisitor):
         ok = True
@@ -1092,11 +1105,21 @@ def _pure_helper(fdef: c_ast.FuncDef) -> bool:
 
         def visit_FuncCall(self, n):
             nm = n.name.name if isinstance(n.name, c_ast.ID) else None
-            if nm not in PURE_FUNCTIONS:
+            exprs = n.args.exprs if n.args is not None else []
+            if nm in ("memcpy", "memmove") and len(exprs) == 3 and own(exprs[0]) and own(exprs[1]):
+                self.generic_visit(n)
+                return
+            callee = (helpers or {}).get(nm)
+            if nm not in PURE_FUNCTIONS and not (callee is not None and nm not in seen and
+                                                 _pure_helper(callee, helpers, seen)):
                 self.ok = False
             self.generic_visit(n)
 
-    params = {p.name for p in (args.params if args is not None else []) if getattr(p, "name", None)}
+        def visit_UnaryOp(self, n):
+            if n.op == "&" and not own(n):
+                self.ok = False
+            self.generic_visit(n)
+
     v = V()
     v.visit(fdef.body)
     return v.ok

@@ -124,9 +124,10 @@ def _runtime_functions(to: str) -> frozenset[str]:
 
 
 class BindError(Exception):
-    def __init__(self, code: str, message: str, node=None):
+    def __init__(self, code: str, message: str, node=None, scalar: str | None = None):
         super().__init__(message)
         self.code, self.message, self.node = code, message, node
+        self.scalar = scalar        # a host scalar device code computes (promotable)
 
 
 # ------------------------------------------------------------------------------ plan
@@ -155,6 +156,7 @@ class Plan:
     scratch: dict = field(default_factory=dict)     # host array name -> Decl (device buffer)
     aliases: dict = field(default_factory=dict)     # host pointer local -> Decl (rebased)
     two_level: list = field(default_factory=list)   # levels=2: (kernel, None or why one level)
+    program: object = None       # the program planned (array sizeof folded, scalars promoted)
 
 
 def _diag(program, code: str, message: str, node=None) -> Diagnostic:
@@ -170,9 +172,74 @@ def plan(program, block: int = 256, extents: dict | None = None, levels: int = 1
     ``levels=2`` kernel regions get a two-level schedule (``loop_bind_blocks``) where one
     applies within ``shared_limit`` bytes of shared memory per block."""
     try:
-        return _plan(program, block, extents, levels, shared_limit), []
+        return _plan_promoting(program, block, extents, levels, shared_limit), []
     except BindError as exc:
         return None, [_diag(program, exc.code, exc.message, exc.node)]
+
+
+def _plan_promoting(program, block, extents, levels, shared_limit) -> Plan:
+    """``_plan`` of the program with ``sizeof`` of local arrays folded; a host scalar that
+    device code computes (a reduction's result read by later device statements) becomes a
+    one-element array, which device code reaches as a buffer, and the plan is made again."""
+    program = fold_array_sizeof(program)
+    promoted: list[str] = []
+    while True:
+        try:
+            the_plan = _plan(program, block, extents, levels, shared_limit)
+            the_plan.program = program
+            return the_plan
+        except BindError as exc:
+            if exc.scalar is None or exc.scalar in promoted or len(promoted) >= 16:
+                raise
+            new = promote_scalar(program, exc.scalar)
+            if new is None:
+                raise
+            promoted.append(exc.scalar)
+            program = new
+
+
+def promote_scalar(program, name: str):
+    """``program`` with the entry's scalar local ``name`` declared ``T name[1]`` and read and
+    written as ``name[0]`` (its initialiser an assignment after the declaration); None when
+    ``name`` is not one such local (declared once, a plain scalar, written by no loop that
+    ``#pragma omp parallel for`` asserts parallel: its threads would share the element; the
+    dependence test keeps any other loop writing it sequential)."""
+    ast = copy.deepcopy(program.ast)
+    fdef = canon.entry_def(ast, program.entry.name) if program.entry else None
+    if fdef is None:
+        return None
+    decls = [(n, parent) for n, parent in _with_parents(fdef.body)
+             if isinstance(n, c_ast.Decl) and n.name == name]
+    if len(decls) != 1:
+        return None
+    decl, parent = decls[0]
+    if not isinstance(parent, c_ast.Compound) or not isinstance(decl.type, c_ast.TypeDecl) or \
+            not isinstance(decl.type.type, c_ast.IdentifierType) or \
+            isinstance(decl.init, c_ast.InitList) or (decl.storage or []):
+        return None
+    asserted: set[int] = set()
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.Compound):
+            asserted |= _omp_parallel_loops(n.block_items or [])
+    if any(id(n) in asserted and name in canon.written_names(n) for n in canon.walk(fdef.body)):
+        return None        # written in a loop asserted parallel: its threads would share it
+    elem = c_ast.ArrayRef(c_ast.ID(name), c_ast.Constant("int", "0"))
+    k = next(i for i, s in enumerate(parent.block_items) if s is decl)
+    init = decl.init
+    decl.init = None
+    decl.type = c_ast.ArrayDecl(decl.type, c_ast.Constant("int", "1"), [])
+    rest = [canon.substitute(s, {name: elem}) for s in parent.block_items[k + 1:]]
+    first = [c_ast.Assignment("=", copy.deepcopy(elem), init)] if init is not None else []
+    parent.block_items[k + 1:] = first + rest
+    # uses in enclosing blocks after the declaration's block cannot exist (scope), and uses
+    # before it are other variables of the same name: there are none (declared once)
+    return canon.reparse(program, ast)
+
+
+def _with_parents(node, parent=None):
+    yield node, parent
+    for _, c in node.children():
+        yield from _with_parents(c, node)
 
 
 def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
@@ -190,7 +257,6 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
     if intr:
         raise BindError("XP-BIND-003", f"the program uses x86 intrinsics ({intr[0]}, ...): "
                         "detensorize them into scalar loops first")
-    program = fold_array_sizeof(program)
     info = affine.analyze(program)
     if info.problems:
         code, msg, node = info.problems[0]
@@ -400,7 +466,7 @@ class _Planner:
                 if s.name in later:
                     raise BindError("XP-BIND-003", f"'{s.name}' is computed from device data "
                                     "and used later on the host (needs a device-to-host "
-                                    "scalar copy, not supported)", s)
+                                    "scalar copy, not supported)", s, scalar=s.name)
         for r in out:
             self._finish(r, scope)
         return out
@@ -551,7 +617,7 @@ class _Planner:
                 continue
             if r.kind == "single" and name in names.assigned:
                 raise BindError("XP-BIND-003", f"'{name}' is assigned in device code but lives "
-                                "on the host", r.stmts[0])
+                                "on the host", r.stmts[0], scalar=name)
             r.params.append((name, self._param_type(name, decl)))
         if r.kind == "kernel":
             # what a lowering may still pass (task_bind's staged windows name the values the
@@ -1209,6 +1275,7 @@ def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     the_plan, problems = plan(program, block, given, levels, _shared_limit(to))
     if the_plan is None:
         return problems
+    program = the_plan.program
     from platforms.common.hostgen import CUDA_RUNTIME, HIP_RUNTIME
     kernels: list[c_ast.FuncDef] = []
     try:

@@ -212,6 +212,8 @@ class _Lowering:
             extra = {n: c for n, c in given.items() if n not in hints}
             the_plan, problems = loop_bind.plan(program, extents={**hints, **extra})
             if the_plan is not None:
+                # the program planned (loop_bind folds array sizeof, promotes scalars)
+                program = self.program = the_plan.program
                 # the host allocation bounds every access of the source; the access analysis
                 # over-approximates subscripts under conditions (x0[..] in c ? x0[..] : x1[..])
                 for name, size in hints.items():
