@@ -27,7 +27,9 @@ Summary
     local array when constant and at most 16 KiB, else it is a ``taskId`` slice of one GDRAM
     buffer the host allocates for all tasks. ``if (c) { S; continue; } rest`` at the top of a
     loop body becomes ``if (c) { S } else { rest }`` so the lift's early returns guard the
-    accesses below them. Element sizes follow the file's typedefs and struct layouts
+    accesses below them, and a local pointer walked by a step at the end of the innermost body
+    of a counted nest (``*col = ..; col += m;``) is read at its closed-form offset instead
+    (``pointer_iv``). Element sizes follow the file's typedefs and struct layouts
     (``__half`` 2, ``__half2`` 4 bytes); binary16 is spelled ``half`` in the output.
     Sequential loops containing parallel nests stay on the host
     and launch per iteration; ``#pragma omp`` lines are dropped. The host entry keeps the entry's name and parameters and comes from the BANG
@@ -83,6 +85,7 @@ import passes.canon as canon
 import passes.cleanup.devcopy as devcopy
 import passes.lower.loop_bind as loop_bind
 import passes.lower.loop_bind.kernel_ast as kernel_ast
+from passes.lower.task_bind import pointer_iv
 from passes.lower.task_bind.windows import IMAX, IMIN, plan_buffers, target
 from passes.base import Option, PassInfo, register
 
@@ -195,6 +198,9 @@ class _Lowering:
         self.clusters, self.cores, self.prof = clusters, cores, prof
         self.pool = pool_bytes(prof)
         program = _free_wrapper_names(program)
+        # pointers walked by a step per innermost iteration -> the pointer at a closed-form
+        # offset the access analysis can trace (im2col's ``*col = ..; col += m;``)
+        program = _pointer_inductions(program)
         # per-iteration heap buffers (the lift's dynamic shared memory) -> local arrays the
         # dependence test can see; symbolic or large ones become per-task GDRAM slices when
         # emitted in device code
@@ -607,6 +613,17 @@ def _free_wrapper_names(program):
                             f"buffer or the CNRT launch state), which the entry already "
                             f"names as a parameter or file-scope variable")
     return program
+
+
+def _pointer_inductions(program):
+    """``pointer_iv.rewrite`` on a copy of the entry (the same facts: nothing is added)."""
+    fdef = affine.entry_function(program) if program.ast is not None and program.entry else None
+    if fdef is None:
+        return program
+    ast = copy.deepcopy(program.ast)
+    fdef = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef) and
+                e.decl.name == program.entry.name)
+    return replace(program, ast=ast) if pointer_iv.rewrite(fdef) else program
 
 
 def _heap_locals(program):
