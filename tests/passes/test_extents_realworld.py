@@ -267,3 +267,23 @@ def test_pointer_comparisons_read_no_element():
     # a pointer passed to an unknown call still escapes
     info = _info("opaque(X); for (int i = 0; i < n; ++i) out[i] = X[i];", "const float* X, float* out, int n")
     assert affine.extents(info)["X"] is None
+
+
+def test_task_tiles_with_a_min_tail_are_bounded_exactly():
+    # BANG's chunked task split: task t takes the tiles t, t + 16, ... of 1024 elements, the
+    # last one clamped (count = min(n - s, 1024)); the starts are every multiple of 1024
+    # below n, so the largest element is n - 1
+    tiles = """
+  for (int t = 0; t < 16; ++t)
+    for (int s = t * 1024; s < n; s += 16 * 1024) {
+      int c = (n - s < %d) ? (n - s) : %d;
+      for (int k = 0; k < c; ++k) out[s + k] = x[s + k];
+    }"""
+    assert affine.extents(_info(tiles % (1024, 1024), "const float* x, float* out, int n")) == \
+        {"x": "n", "out": "n"}
+    # tiles shorter than their stride leave gaps: n - 1 need not be reached, no bound claimed
+    assert affine.extents(_info(tiles % (1000, 1000), "const float* x, float* out, int n")) == \
+        {"x": None, "out": None}
+    # fewer tasks than the stride's share: the same
+    fewer = (tiles % (1024, 1024)).replace("t < 16", "t < 8")
+    assert affine.extents(_info(fewer, "const float* x, float* out, int n")) == {"x": None, "out": None}

@@ -130,7 +130,13 @@ def _strided_max(lp: LoopInfo, loops, others) -> Poly | None:
         rest = sp[1]
     if _loop_keys(rest):
         return None
-    radix = 1                         # mixed radix: coefficients 1, n1, n1 * n2, ...
+    # mixed radix: coefficients g, g * n1, g * n1 * n2, ...; with g > 1 (task tiles of g
+    # elements, ``for (t < T) for (s = t * g; s < n; s += T * g)``) the values are every
+    # multiple of g below hi
+    g = min(coef for coef, _ in terms)
+    if g > 1 and not (rest.is_const() and rest.value() == 0):
+        return None
+    radix = g
     for coef, count in sorted(terms):
         if coef != radix or count <= 0:
             return None
@@ -139,7 +145,12 @@ def _strided_max(lp: LoopInfo, loops, others) -> Poly | None:
         return None
     if keys & hi.keys() or any(keys & o.keys() for o in others):
         return None
-    return hi - Poly.const(1)
+    last = hi - Poly.const(1)
+    if g == 1:
+        return last
+    if last.is_const():
+        return Poly.const(g * (last.value() // g)) if last.value() >= 0 else last
+    return Poly.const(g) * atom(f"(({last.c_text()}) / {g})", ir_of_poly(last, "/", g))
 
 
 def _poly_z3(z3, p: Poly, syms: dict):
@@ -430,6 +441,10 @@ def _minlist_max(acc: Access, terms: list | None = None) -> Poly | None:
             exts = []
             for h in his:
                 e = _extreme_with_hi(lp, h)
+                if e is None and len(his) == 1:
+                    # a task / grid-stride loop whose start runs over every residue of its
+                    # stride (``for (t < T) for (s = t * C; s < n; s += T * C)``), exactly
+                    e = _strided_max(lp, acc.loops, terms)
                 if e is None:
                     return None
                 exts.append(e)
