@@ -13,7 +13,7 @@ Summary
     pointer parameters are substituted (same rule), locals are renamed ``name__iN``, ``return
     e`` becomes an assignment to the declared result (``T x = f(..)`` assigns ``x``, otherwise a
     temporary ``__xp_rN``), and a top-level ``if (c) return;`` guard becomes ``if (!(c)) {
-    rest }``. Calls are hoisted in evaluation order out of the statement that contains them;
+    rest }`` (``if (c) { A; return; } else { B }`` chains: ``if (c) { A } else { B; rest }``). Calls are hoisted in evaluation order out of the statement that contains them;
     helpers no longer referenced and declared ``static`` are removed. A call of an overloaded
     helper (the lift's ``min(int, int)``, ``min(float, float)``, ...) is inlined when exactly
     one overload's parameter types are the arguments' evident types (casts, literals, names
@@ -151,10 +151,47 @@ def _guards_to_ifs(items: list, void: bool):
             if rest:
                 out.append(c_ast.If(c_ast.UnaryOp("!", s.cond), c_ast.Compound(rest), None))
             return out
+        if void and isinstance(s, c_ast.If) and _ends_in_return(s):
+            rest = _guards_to_ifs(items[k + 1:], void)
+            if rest is None:
+                return None
+            pushed = _push_rest(s, rest)
+            if pushed is None:
+                return None
+            out.append(pushed)
+            return out
         if isinstance(s, c_ast.Return) and k != len(items) - 1:
             return None
         out.append(s)
     return out
+
+
+def _ends_in_return(s) -> bool:
+    """Some branch of the if / else-if chain ``s`` ends with a bare ``return;``."""
+    if isinstance(s, c_ast.If):
+        return _ends_in_return(s.iftrue) or (s.iffalse is not None and _ends_in_return(s.iffalse))
+    items = canon.as_items(s)
+    return bool(items) and isinstance(items[-1], c_ast.Return) and items[-1].expr is None
+
+
+def _push_rest(s, rest: list):
+    """``if (c) { A; return; } else { B } rest`` -> ``if (c) { A } else { B; rest }``: every
+    branch of the chain that does not end with ``return;`` gets a copy of ``rest``; None when a
+    branch returns elsewhere."""
+    if isinstance(s, c_ast.If):
+        t = _push_rest(s.iftrue, rest)
+        f = _push_rest(s.iffalse if s.iffalse is not None else c_ast.Compound([]), rest)
+        if t is None or f is None:
+            return None
+        return c_ast.If(s.cond, t, f, s.coord)
+    items = canon.as_items(s)
+    if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
+        items = items[:-1]
+    else:
+        items = items + copy.deepcopy(rest)
+    if any(isinstance(n, c_ast.Return) for it in items for n in canon.walk(it)):
+        return None
+    return c_ast.Compound(items)
 
 
 RESULT = "__xp_rv"

@@ -242,3 +242,40 @@ def test_an_expression_helper_passing_a_void_pointer_on_keeps_its_binding(tmp_pa
     run_kernel(src, args=[a, 64, want])
     run_kernel(dst, args=[a, 64, got], source=text)
     np.testing.assert_array_equal(got, want)
+
+
+BRANCH_RETURNS = r"""
+static void axpby(const float *a, const float *b, int n, float alpha, float beta, float *r) {
+  if (alpha == 1 && beta == 1) {
+    for (int i = 0; i < n; ++i) r[i] = a[i] + b[i];
+    return;
+  }
+  else if (alpha == 0 || beta == 0) {
+    if (beta == 0) { for (int i = 0; i < n; ++i) r[i] = alpha * a[i]; }
+    else { for (int i = 0; i < n; ++i) r[i] = beta * b[i]; }
+    return;
+  }
+  for (int i = 0; i < n; ++i) r[i] = alpha * a[i] + beta * b[i];
+}
+extern "C" void k(const float *a, const float *b, int n, float alpha, float beta, float *r) {
+  axpby(a, b, n, alpha, beta, r);
+}
+"""
+
+
+@pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (0.0, 2.0), (3.0, 0.0), (0.5, 2.0)])
+def test_a_void_helper_returning_from_branches_is_inlined(tmp_path, alpha, beta):
+    """simsimd's wsum: ``if (c) { A; return; } else if (d) { B; return; } rest`` becomes
+    ``if (c) { A } else if (d) { B } else { rest }``."""
+    out = run_pass("inline", parse_source(BRANCH_RETURNS, "vnni", "b.cpp"))
+    text = platforms.module("vnni", "backend").emit(out)
+    assert "axpby(" not in text.split('extern "C"')[1] and "return" not in text.split('extern "C"')[1]
+    src, dst = tmp_path / "b.cpp", tmp_path / "d.cpp"
+    src.write_text(BRANCH_RETURNS)
+    dst.write_text(text)
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(37).astype(np.float32), rng.standard_normal(37).astype(np.float32)
+    want, got = np.zeros(37, np.float32), np.zeros(37, np.float32)
+    run_kernel(src, args=[a, b, 37, alpha, beta, want])
+    run_kernel(dst, args=[a, b, 37, alpha, beta, got], source=text)
+    np.testing.assert_array_equal(got, want)
