@@ -239,6 +239,7 @@ class KernelLift:
         self.float_atomics = False
         self.pred: str | None = None
         self.uses_atomics = False
+        self.early_return_ifs: dict[int, str] = {}   # id(if) -> device function (early return)
 
     # -- entry ---------------------------------------------------------------------
     def run(self) -> c_ast.FuncDef:
@@ -405,18 +406,8 @@ class KernelLift:
                 d.type = c_ast.PtrDecl([], d.type.type)
             d.init = a
             items.append(d)
-        for i, st in enumerate(body):
-            last = i == len(body) - 1
-            for n in walk(st):
-                if isinstance(n, c_ast.Return) and not (last and n is st):
-                    raise Refuse("XP-RECOVER-002", f"{call.name.name}: early return in a synchronising "
-                                 "device function", n)
-        if body and isinstance(body[-1], c_ast.Return):
-            r = body.pop()
-            if r.expr is not None:
-                if void:
-                    raise Refuse("XP-RECOVER-002", "return value in a void function", r)
-                body.append(c_ast.Assignment("=", ID(ret), r.expr))
+        body = self._returns_at_tail(body, call.name.name)
+        body = self._assign_returns(body, ret, void)
         items.extend(body)
         if not void:
             t = strip_quals(ret_type)
@@ -424,6 +415,62 @@ class KernelLift:
             pre.append(c_ast.Decl(ret, [], [], [], [], t, None, None))
         pre.append(block(self._inline_block(items, depth + 1)))
         return ID(ret)
+
+    def _returns_at_tail(self, items, fname):
+        """``items`` with every ``return`` in a tail position: ``if (c) { A; return x; } B;``
+        becomes ``if (c) { A; return x; } else { B; }`` (statements after an ``if`` that returns
+        on one path move into the other path; copied into both when neither path always
+        returns). The ``if`` keeps its condition, so the lift later decides whether the split
+        is legal: a block-uniform condition (``blockDim.x == WARP_SIZE``) splits the barrier
+        phases, a thread-dependent one before a barrier is refused (the ids of these ``if``s
+        are kept for that message)."""
+        items = list(items)
+        for i, s in enumerate(items):
+            if not any(isinstance(n, c_ast.Return) for n in walk(s)):
+                continue
+            if isinstance(s, c_ast.Return):
+                return items[:i + 1]                 # what follows is dead
+            if isinstance(s, c_ast.Compound) and i == len(items) - 1:
+                s.block_items = self._returns_at_tail(s.block_items or [], fname)
+                return items
+            if not isinstance(s, c_ast.If):
+                raise Refuse("XP-RECOVER-002", f"{fname}: early return inside a {type(s).__name__.lower()} "
+                             "of a synchronising device function", s)
+            rest = items[i + 1:]
+            t = self._returns_at_tail(_items(s.iftrue), fname)
+            f = self._returns_at_tail(_items(s.iffalse), fname)
+            if rest:
+                t_ends, f_ends = _always_returns(t), _always_returns(f)
+                if not t_ends:
+                    t = self._returns_at_tail(t + (copy.deepcopy(rest) if not f_ends else rest), fname)
+                if not f_ends:
+                    f = self._returns_at_tail(f + rest, fname)
+            new = c_ast.If(s.cond, block(t), block(f) if f else None, s.coord)
+            if rest:
+                self.early_return_ifs[id(new)] = fname
+            return items[:i] + [new]
+        return items
+
+    @staticmethod
+    def _assign_returns(items, ret, void):
+        """Tail ``return e;`` statements (see ``_returns_at_tail``) -> ``ret = e;``."""
+        items = list(items)
+        if not items:
+            return items
+        last = items[-1]
+        if isinstance(last, c_ast.Return):
+            items.pop()
+            if last.expr is not None:
+                if void:
+                    raise Refuse("XP-RECOVER-002", "return value in a void function", last)
+                items.append(c_ast.Assignment("=", ID(ret), last.expr))
+        elif isinstance(last, c_ast.Compound):
+            last.block_items = KernelLift._assign_returns(last.block_items or [], ret, void)
+        elif isinstance(last, c_ast.If) and any(isinstance(n, c_ast.Return) for n in walk(last)):
+            last.iftrue = block(KernelLift._assign_returns(_items(last.iftrue), ret, void))
+            if last.iffalse is not None:
+                last.iffalse = block(KernelLift._assign_returns(_items(last.iffalse), ret, void))
+        return items
 
     # -- renaming: every local gets a unique name ---------------------------------------
     def _alpha_rename(self):
@@ -488,12 +535,18 @@ class KernelLift:
         self.locals: set[str] = set()
         self.modified: set[str] = set()
         kill = []
+        self.const_locals: dict[str, c_ast.Node] = {}
         for n in walk(self.fd.body):
             if isinstance(n, c_ast.Decl) and n.name and not isinstance(n.type, c_ast.FuncDecl):
                 self.types[n.name] = n.type
                 storage = n.storage or []
                 names = base_names(n.type) or []
+                if isinstance(n.type, c_ast.TypeDecl) and n.init is not None and \
+                        ("constexpr" in storage or "const" in (n.type.quals or [])) and \
+                        not isinstance(n.init, c_ast.InitList):
+                    self.const_locals[n.name] = n.init
                 if "__shared__" in storage:
+                    self._hoisted_dims(n)
                     self._shared_decl(n)
                     kill.append(n)
                 elif names and names[0].startswith(("nvcuda::wmma::fragment", "wmma::fragment", "fragment<")):
@@ -516,6 +569,32 @@ class KernelLift:
         for n in walk(node):
             if isinstance(n, c_ast.Compound) and n.block_items:
                 n.block_items = [x for x in n.block_items if id(x) not in ids]
+
+    def _hoisted_dims(self, d):
+        """Array bounds of a declaration moved to the top of the block body (``__shared__``) may
+        name constant locals of the scope it leaves (``constexpr int max_warps = 1024 / 32;
+        __shared__ float s[max_warps];``): the bound takes their initialisers instead."""
+        t = d.type
+        while isinstance(t, (c_ast.ArrayDecl, c_ast.PtrDecl)):
+            if isinstance(t, c_ast.ArrayDecl) and t.dim is not None:
+                t.dim = self._const_subst(t.dim, 0)
+            t = t.type
+
+    def _const_subst(self, e, depth):
+        if depth > 16:
+            return e
+
+        def fn(node):
+            if isinstance(node, c_ast.ID) and node.name in self.const_locals:
+                init = self._const_subst(copy.deepcopy(self.const_locals[node.name]), depth + 1)
+                if any(isinstance(m, c_ast.ID) and m.name in self.locals for m in walk(init)) or \
+                        not self.is_uniform(init, pure=True):
+                    raise Refuse("XP-RECOVER-002", f"the size of a __shared__ array depends on "
+                                 f"'{node.name}', which is not a constant", node, node.name)
+                return init
+            return node
+
+        return transform(e, fn)
 
     def _shared_decl(self, d):
         self.block_vars.add(d.name)
@@ -777,6 +856,10 @@ class KernelLift:
         a shuffle reduction): the condition is stored per thread, both branches are lifted with it
         as predicate; threads outside it do not take part in the shuffles (own-value rule)."""
         if any(call_name(n) in BARRIERS for n in walk(s)):
+            if id(s) in self.early_return_ifs:
+                raise Refuse("XP-RECOVER-001", f"{self.early_return_ifs[id(s)]}: early return under a "
+                             "thread-dependent condition before a barrier (threads of one block would "
+                             "not all reach it)", s, "return")
             raise Refuse("XP-RECOVER-001", "barrier under a thread-dependent if condition", s, "if")
         out = []
         branches = [(s.iftrue, False)] + ([(s.iffalse, True)] if s.iffalse is not None else [])
@@ -850,6 +933,8 @@ class KernelLift:
                 replaced[id(n)] = self._shuffle(n, cn, args, deposits)
             elif cn in S.VOTES[self.platform]:
                 replaced[id(n)] = self._vote(n, cn, args, deposits)
+            elif cn in S.REDUCES[self.platform]:
+                replaced[id(n)] = self._warp_reduce(n, cn, args, deposits)
             else:
                 replaced[id(n)] = self._mfma(n, cn, args, deposits, ops)
 
@@ -920,6 +1005,27 @@ class KernelLift:
         if kind == "any":
             return c_ast.BinaryOp("!=", mask(0), const(0))
         return c_ast.BinaryOp("==", mask(0), mask(1))
+
+    def _warp_reduce(self, n, cn, args, deposits):
+        """``__reduce_<op>_sync(mask, v)``: each thread deposits its value (converted to the
+        overload's type); the reader folds the lanes of its warp that take part (in the mask,
+        not exited, inside the thread-dependent condition around the call), as on the virtual
+        device."""
+        if len(args) != 2:
+            raise Refuse("XP-RECOVER-002", f"{cn} expects a mask and a value", n, cn)
+        op = S.REDUCES[self.platform][cn]
+        t = S.reduce_type(op, self.infer(args[1]))
+        ct = ["unsigned", "int"] if t == "unsigned" else ["int"]
+        buf = self.fresh("red")
+        self.block_decls.append(mkdecl(buf, ct, None, [ID("xp_np")]))
+        self.block_vars.add(buf)
+        deposits.append(c_ast.Assignment("=", c_ast.ArrayRef(ID(buf), ID("xp_tid")),
+                                         c_ast.Cast(typename(ct), args[1])))
+        fn = f"xp_wreduce_{op}_{t}"
+        self.helpers[fn] = S.reduce_fn(self.platform, op, t)
+        return c_ast.FuncCall(ID(fn), c_ast.ExprList(
+            [ID(buf), ID("xp_tid"), ID("xp_nt"), ID("xp_doneptr"), ID(self.pred) if self.pred else _null_uchar(),
+             c_ast.Cast(typename(["unsigned", "long", "long"]), args[0])]))
 
     def _mfma(self, n, cn, args, deposits, ops):
         it = S.mfma_info(cn)
@@ -1037,6 +1143,13 @@ class KernelLift:
             return _arith(self.infer(e.iftrue), self.infer(e.iffalse))
         if isinstance(e, c_ast.StructRef) and is_builtin_ref(e):
             return "unsigned int"
+        if isinstance(e, c_ast.StructRef) and isinstance(e.field, c_ast.ID) and e.field.name in ("x", "y", "z", "w"):
+            base = self.infer(e.name)           # a component of a CUDA vector (float2 a; a.x)
+            if e.type == "->":
+                base = _deref(base)
+            base = (base or "").replace("const ", "").replace("volatile ", "").strip()
+            if base in S.VECTOR_TYPES and "xyzw".index(e.field.name) < S.VECTOR_TYPES[base][1]:
+                return S.VECTOR_TYPES[base][0]
         cn = call_name(e)
         if cn:
             if cn in FLOAT_FUNCS:
@@ -1361,6 +1474,20 @@ def _items(s):
     if isinstance(s, c_ast.Compound):
         return s.block_items or []
     return [s]
+
+
+def _always_returns(items) -> bool:
+    """Every path through ``items`` (returns in tail positions) ends in a ``return``."""
+    if not items:
+        return False
+    last = items[-1]
+    if isinstance(last, c_ast.Return):
+        return True
+    if isinstance(last, c_ast.If):
+        return _always_returns(_items(last.iftrue)) and _always_returns(_items(last.iffalse))
+    if isinstance(last, c_ast.Compound):
+        return _always_returns(last.block_items or [])
+    return False
 
 
 def _escapes(stmt) -> bool:

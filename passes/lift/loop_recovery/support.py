@@ -52,6 +52,38 @@ VOTES = {
 }
 
 
+# CUDA 11 warp reductions (warp.toml: the lanes that take part and the combining formula);
+# HIP keeps CUDA's names in its *_sync forms (64-bit mask)
+_REDUCE_OPS = ("add", "min", "max", "and", "or", "xor")
+REDUCES = {p: {f"__reduce_{op}_sync": op for op in _REDUCE_OPS} for p in ("cuda", "hip")}
+
+
+def reduce_type(op: str, value_type: str | None) -> str:
+    """The overload a warp reduction picks: ``int`` for a signed integer value of
+    ``__reduce_add/min/max_sync``, else ``unsigned`` (warp.toml ``types``)."""
+    item = intrinsic("cuda", "warp", f"__reduce_{op}_sync")
+    signed = value_type in ("int", "short", "char", "signed char", "signed", "signed int", "short int")
+    return "int" if signed and "int" in item.get("types", ()) else "unsigned"
+
+
+def reduce_fn(platform: str, op: str, t: str) -> str:
+    """``xp_wreduce_<op>_<t>(v, tid, nt, done, part, mask)``: the value of ``__reduce_<op>_sync``
+    for thread ``tid``: ``v`` folded over the lanes of its warp that take part (in ``mask``,
+    existing, not exited, inside the condition ``part``), combined as warp.toml says. Sums are
+    taken in unsigned arithmetic (modulo 2^32, as the hardware's)."""
+    w = WARP[platform]
+    item = intrinsic("cuda", "warp", f"__reduce_{op}_sync")
+    acc = "unsigned int" if op == "add" or t == "unsigned" else "int"
+    ct = "unsigned int" if t == "unsigned" else "int"
+    return (f"static inline {ct} xp_wreduce_{op}_{t}(const {ct} *v, unsigned int tid, unsigned int nt, "
+            f"const unsigned char *done, const unsigned char *part, unsigned long long mask) {{\n"
+            f"  {acc} a = 0;\n  int first = 1;\n  unsigned int base = tid - tid % {w};\n"
+            f"  for (unsigned int l = 0; l < {w}; ++l) {{\n    unsigned int s = base + l;\n"
+            f"    if (s >= nt || !((mask >> l) & 1ull) || (done && done[s]) || (part && !part[s])) continue;\n"
+            f"    {acc} b = ({acc})v[s];\n    a = first ? b : ({acc})({item['combine']});\n    first = 0;\n"
+            f"  }}\n  return ({ct})a;\n}}\n")
+
+
 def with_mask(name: str) -> bool:
     """A collective whose first argument is a lane mask (CUDA's, and HIP's ``*_sync`` forms)."""
     return name.endswith("_sync") and name not in _BLOCK_VOTES
@@ -68,7 +100,7 @@ def block_vote_fn() -> str:
 
 def collectives(platform: str) -> set[str]:
     """Warp collectives the lift turns into exchange points (shuffles and votes)."""
-    return set(SHUFFLES[platform]) | set(VOTES[platform])
+    return set(SHUFFLES[platform]) | set(VOTES[platform]) | set(REDUCES[platform])
 
 
 def vote_mask_fn(platform: str) -> str:
