@@ -210,6 +210,41 @@ def _substitute(root, mapping: dict) -> None:
     go(root)
 
 
+def rename_shadowing_locals(program):
+    """``program`` with the parameters and plain locals of device helpers that are named like
+    an on-chip buffer declared elsewhere (mmcv's ``computeReluN(T *nram_dst, ...)`` beside a
+    kernel's ``__nram__ float nram_dst[..]``) renamed ``name__h`` with their uses: the lift
+    gives every on-chip buffer one program-wide name, which such a local would otherwise
+    shadow (XP-TASK-007). A name the helper declares more than once is left as it is."""
+    if program.ast is None:
+        return program
+    onchip = {e.name for e in bl.walk(program.ast) if isinstance(e, c_ast.Decl) and e.name
+              and set(e.storage or []) & set(ONCHIP)}
+    if not onchip:
+        return program
+    ast = None
+    for k, ext in enumerate(program.ast.ext):
+        if not isinstance(ext, c_ast.FuncDef) or _is_kernel(ext) or \
+                not set(ext.decl.funcspec or []) & {"__mlu_func__", "__mlu_device__"}:
+            continue
+        decls = [n for n in bl.walk(ext) if isinstance(n, c_ast.Decl) and n.name and
+                 not isinstance(n.type, c_ast.FuncDecl) and not set(n.storage or []) & set(ONCHIP)]
+        names = [d.name for d in decls]
+        clash = sorted({n for n in names if n in onchip and names.count(n) == 1})
+        if not clash:
+            continue
+        if ast is None:
+            ast = copy.deepcopy(program.ast)
+        fd = ast.ext[k]
+        mapping = {n: c_ast.ID(f"{n}__h") for n in clash}
+        fd.body = canon.substitute(fd.body, mapping)
+        for n in bl.walk(fd):
+            if isinstance(n, c_ast.Decl) and n.name in mapping and \
+                    not set(n.storage or []) & set(ONCHIP):
+                canon.set_declname(n, f"{n.name}__h")
+    return program if ast is None else replace(program, ast=ast)
+
+
 class _IdMap(c_ast.NodeVisitor):
     """Replaces IDs by expressions (node factories); StructRef fields untouched."""
 
@@ -242,6 +277,7 @@ class Lift:
     def __init__(self, program, omp: bool = True, profile: str = "", form: str = "launch"):
         import platforms
 
+        program = rename_shadowing_locals(program)
         self.program = program
         self.omp = omp
         self.form = form

@@ -279,3 +279,25 @@ def test_device_function_initialised_and_local_nram(tmp_path):
     assert "static const float xp_init_lut[4]" in text              # copied into every slot per launch
     assert "xp_nram_misc_tmp[xp_core_slot]" in text                 # function-local NRAM hoisted per slot
     assert "pick(i, taskIdX" in text                                # device function receives the context
+
+
+HELPER_SHADOWS = """#include <bang.h>
+__mlu_func__ void twice(float *nram_dst, float *nram_src, int n) {
+  __bang_add(nram_dst, nram_src, nram_src, n);
+}
+__mlu_global__ void k(float *x, float *out) {
+  __nram__ float nram_src[64];
+  __nram__ float nram_dst[64];
+  __memcpy(nram_src, x + taskId * 64, 64 * sizeof(float), GDRAM2NRAM);
+  twice(nram_dst, nram_src, 64);
+  __memcpy(out + taskId * 64, nram_dst, 64 * sizeof(float), NRAM2GDRAM);
+}
+"""
+
+
+def test_helper_parameters_named_like_a_kernels_buffers_are_renamed(tmp_path):
+    """mmcv's helpers take ``T *nram_dst``; the kernel declares ``__nram__ nram_dst[..]``: the
+    parameters are renamed instead of refusing the program (XP-TASK-007 before)."""
+    x = np.random.default_rng(4).standard_normal(64 * 16).astype(np.float32)
+    text = check_lift(HELPER_SHADOWS, tmp_path, "shadow", [x, np.zeros(64 * 16, np.float32)])
+    assert "nram_dst__h" in text
