@@ -44,6 +44,7 @@ from passes.base import Option, PassInfo, register
 
 
 _MATRIX = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_mfma_)")
+_REDUCE_SYNC = re.compile(r"^__reduce_\w+_sync$")
 _UNMAPPABLE = re.compile(r"^(?:nvcuda::wmma::|wmma::|__builtin_amdgcn_|__match_|__reduce_\w+_sync$)")
 # warp votes map to HIP's 64-bit wavefront ballot, narrowed to the thread's 32-lane half
 # (CUDA -> HIP only; the reverse would need 64-lane votes on 32-lane warps)
@@ -166,6 +167,12 @@ def api_legality(program, to: str, allow_matrix: bool = False) -> list[Diagnosti
     for name, coord in uses.found:
         if allow_matrix and _MATRIX.match(name):
             continue
+        if _REDUCE_SYNC.match(name):
+            return [Diagnostic("XP-APIMAP-002", f"'{name}' (a CUDA 11 warp reduction over the lanes of "
+                               f"its mask) has no {to} equivalent in the mask-less wavefront intrinsics "
+                               "this project generates (platforms/hip/intrinsics/warp.toml); the lift "
+                               "to C (loop_recovery) gives it its exact semantics",
+                               _coord(program, coord), construct=name, pass_name="api_map")]
         if _UNMAPPABLE.match(name) or (to == "cuda" and _HIP_ONLY.match(name)):
             return [Diagnostic("XP-APIMAP-002", f"'{name}' has no one-to-one {to} equivalent "
                                "(matrix instructions and warp votes need other passes)",

@@ -116,3 +116,16 @@ def test_hip_bf16_types_become_cuda_bf16_types(tmp_path):
     # and back: CUDA's __nv_bfloat16 is HIP's __hip_bfloat16 (HIPIFY's name)
     back = _emit(run_pass("api_map", parse_source(text, "cuda", "bf16.cu"), to="hip"))
     assert "__hip_bfloat16 *x" in back and "__nv_bfloat16" not in back
+
+
+def test_cuda11_warp_reductions_are_refused_by_name_toward_hip():
+    src = """#include <cuda_runtime.h>
+__global__ void k(const int *x, int *y) {
+  int s = __reduce_add_sync(0xffffffff, x[threadIdx.x]);
+  if (threadIdx.x == 0) y[0] = s;
+}
+"""
+    with pytest.raises(PassRefused) as exc:
+        run_pass("api_map", parse_source(src, "cuda", "k.cu"), to="hip")
+    d = exc.value.diagnostics[0]
+    assert d.code == "XP-APIMAP-002" and d.construct == "__reduce_add_sync" and "warp reduction" in d.message
