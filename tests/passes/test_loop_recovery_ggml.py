@@ -236,3 +236,33 @@ def test_shuffled_component_of_a_vector_type(tmp_path):
     # ggml's warp_reduce_sum(float2): the shuffled value a.x has the vector's element type
     n = 70
     _check(tmp_path, FLOAT2_SUM, [RNG.standard_normal(2 * n).astype(np.float32), np.zeros(4, np.float32), n])
+
+
+VOID_RETURNS = """#include <cuda_runtime.h>
+__device__ void put(float *sh, float *y, float v) {
+  if (blockDim.x == 32) { y[blockIdx.x * 32 + threadIdx.x] = v; return; }
+  if (threadIdx.x % 2) v = -v;
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  y[blockIdx.x * blockDim.x + threadIdx.x] = sh[blockDim.x - 1 - threadIdx.x];
+}
+__global__ void k(const float *x, float *y) {
+  __shared__ float sh[128];
+  put(sh, y, x[blockIdx.x * blockDim.x + threadIdx.x]);
+}
+extern "C" void entry(float *x, float *y, int nt) {
+  float *dx, *dy;
+  cudaMalloc(&dx, 2 * nt * sizeof(float)); cudaMalloc(&dy, 2 * nt * sizeof(float));
+  cudaMemcpy(dx, x, 2 * nt * sizeof(float), cudaMemcpyHostToDevice);
+  k<<<2, nt>>>(dx, dy);
+  cudaDeviceSynchronize();
+  cudaMemcpy(y, dy, 2 * nt * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx); cudaFree(dy);
+}
+"""
+
+
+@pytest.mark.parametrize("nt", [32, 128])
+def test_void_device_function_with_a_uniform_early_return(tmp_path, nt):
+    _check(tmp_path, VOID_RETURNS, [RNG.standard_normal(2 * nt).astype(np.float32), np.zeros(2 * nt, np.float32), nt],
+           exact=True)

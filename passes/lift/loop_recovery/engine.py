@@ -240,6 +240,7 @@ class KernelLift:
         self.pred: str | None = None
         self.uses_atomics = False
         self.early_return_ifs: dict[int, str] = {}   # id(if) -> device function (early return)
+        self.return_copies = 0                        # statements copied into both paths of an if
 
     # -- entry ---------------------------------------------------------------------
     def run(self) -> c_ast.FuncDef:
@@ -442,6 +443,11 @@ class KernelLift:
             if rest:
                 t_ends, f_ends = _always_returns(t), _always_returns(f)
                 if not t_ends:
+                    if not f_ends:
+                        self.return_copies += 1
+                        if self.return_copies > 8:
+                            raise Refuse("XP-RECOVER-002", f"{fname}: too many early returns in a "
+                                         "synchronising device function", s)
                     t = self._returns_at_tail(t + (copy.deepcopy(rest) if not f_ends else rest), fname)
                 if not f_ends:
                     f = self._returns_at_tail(f + rest, fname)
