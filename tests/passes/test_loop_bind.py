@@ -300,3 +300,33 @@ def test_assert_in_a_parallel_loop_stays_on_the_device():
     text = platforms.module("cuda", "backend").emit(out)
     kernel = text.split("__global__", 1)[1].split("\n}\n", 1)[0]
     assert "assert(" in kernel
+
+
+HOST_IF = """extern "C" void axpby(const float *a, const float *b, int n, float alpha, float beta, float *r) {
+  if (alpha == 1 && beta == 1) {
+    for (int i = 0; i < n; ++i) r[i] = a[i] + b[i];
+  } else if (beta == 0) {
+    for (int i = 0; i < n; ++i) r[i] = alpha * a[i];
+  } else {
+    for (int i = 0; i < n; ++i) r[i] = alpha * a[i] + beta * b[i];
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("alpha, beta", [(1.0, 1.0), (2.0, 0.0), (0.5, 3.0)])
+def test_an_if_the_host_evaluates_launches_the_kernels_of_its_branches(tmp_path, alpha, beta):
+    """Each branch of an if whose condition reads only host values is partitioned on its own:
+    three parallel kernels under the host's if / else-if chain (one single-thread kernel
+    holding the whole chain before)."""
+    from xpiler.argspec import parse_arg_specs
+    from xpiler.translate import translate
+
+    src = tmp_path / "axpby.cpp"
+    src.write_text(HOST_IF)
+    out = tmp_path / "axpby.cu"
+    args = ("a=random:300", "b=random:300", "n=300", f"alpha={alpha}", f"beta={beta}", "r=zeros:300")
+    report = translate(str(src), "cuda", str(out), arg_specs=parse_arg_specs(args))
+    assert report.status == "verified", report.message
+    host = out.read_text().split('extern "C"')[1]
+    assert host.count("<<<") == 3 and "if (alpha == 1 && beta == 1)" in host

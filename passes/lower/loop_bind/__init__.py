@@ -133,12 +133,14 @@ class BindError(Exception):
 # ------------------------------------------------------------------------------ plan
 @dataclass
 class Region:
-    kind: str                           # host | kernel | single | hostloop
-    stmts: list                         # original statements (host / single / hostloop: [For])
+    kind: str                           # host | kernel | single | hostloop | hostif
+    stmts: list                         # original statements (host / single / hostloop: [For];
+                                        # hostif: [If])
     loops: list = field(default_factory=list)      # kernel: bound LoopInfo (1 or 2)
     units: list = field(default_factory=list)      # kernel: extent-1 loops around them
     private: dict = field(default_factory=dict)    # kernel: arrays each thread gets a copy of
-    inner: list = field(default_factory=list)      # hostloop: regions of the body
+    inner: list = field(default_factory=list)      # hostloop: regions of the body; hostif: then
+    orelse: list = field(default_factory=list)     # hostif: regions of the else branch
     params: list = field(default_factory=list)     # kernel/single: [(name, type text, kind)]
     name: str = ""
     block: int = 256
@@ -429,6 +431,9 @@ class _Planner:
                  shared_limit: int = 0):
         self.program, self.info, self.block = program, info, block
         self.levels, self.shared_limit = levels, shared_limit
+        # file-scope names and named constants a host condition may read
+        self.globals_ = set(canon.file_scope_decls(program.ast)) | \
+            set((program.facts or {}).get("constants") or {})
         self.two_level: list = []                  # (kernel name, schedule or reason)
         self.verdicts: dict = {}                   # id(LoopInfo) -> affine.Verdict
         self.entry = program.entry
@@ -520,9 +525,34 @@ class _Planner:
                 if inner is not None and self.kernels > before:
                     return Region("hostloop", [s], inner=inner)
                 self.kernels = before
+        if isinstance(s, c_ast.If) and self._touches(s) and self._host_condition(s.cond, scope):
+            # an if whose condition the host can evaluate (simsimd's size classes, special
+            # cases of alpha and beta): each branch is partitioned on its own
+            before = self.kernels
+            try:
+                then = self.partition(canon.as_items(s.iftrue), scope)
+                orelse = self.partition(canon.as_items(s.iffalse), scope) \
+                    if s.iffalse is not None else []
+            except BindError as exc:
+                if exc.scalar is not None:
+                    raise
+                then = None
+            if then is not None and self.kernels > before:
+                return Region("hostif", [s], inner=then, orelse=orelse)
+            self.kernels = before
         if self._touches(s):
             return Region("single", [s])
         return Region("host", [s])
+
+    def _host_condition(self, cond, scope) -> bool:
+        """``cond`` reads no device data, changes nothing and names only host-visible
+        values (entry parameters, host locals, file-scope constants)."""
+        if self._touches(cond) or canon.has_side_effects(cond):
+            return False
+        names = _names([cond])
+        if names.calls:
+            return False
+        return all(n in scope or n in self.globals_ for n in names.used)
 
     def _host_bounds(self, lp: affine.LoopInfo, scope) -> bool:
         for ir in (lp.lo, lp.hi, lp.start):
@@ -578,7 +608,7 @@ class _Planner:
 
     # -- kernel parameters ---------------------------------------------------------------
     def _finish(self, r: Region, scope) -> None:
-        if r.kind == "hostloop":
+        if r.kind in ("hostloop", "hostif"):
             return
         names = _names(r.stmts)
         for fname, node in names.calls:
@@ -1373,6 +1403,13 @@ def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt
             loop.stmt = c_ast.Compound(_lower_regions(r.inner, info, kernels, counter,
                                                       scratch, rt, aliases))
             out.append(loop)
+        elif r.kind == "hostif":
+            node = clean(r.stmts[0])
+            then = c_ast.Compound(_lower_regions(r.inner, info, kernels, counter, scratch, rt,
+                                                 aliases))
+            other = c_ast.Compound(_lower_regions(r.orelse, info, kernels, counter, scratch, rt,
+                                                  aliases)) if node.iffalse is not None else None
+            out.append(c_ast.If(node.cond, then, other))
         else:
             kernels.append(_kernel_def(r, info, None))
             out += _launch_stmts(r, info, counter[0], scratch, aliases, rt)

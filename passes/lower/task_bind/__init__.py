@@ -280,6 +280,12 @@ class _Lowering:
                 loop.stmt = c_ast.Compound([hole])
                 text = _stmt_text(self.gen, loop)
                 out.append(text.replace("__xp_hole();", self._lower(r.inner)))
+            elif r.kind == "hostif":
+                cond = _expr_text(self.gen, kernel_ast.clean(r.stmts[0]).cond)
+                text = f"if ({cond}) {{\n{self._lower(r.inner)}\n}}"
+                if r.stmts[0].iffalse is not None:
+                    text += f" else {{\n{self._lower(r.orelse)}\n}}"
+                out.append(text)
             else:
                 text = self._kernel(r) if r.kind == "kernel" else self._single(r)
                 self.kernels.append(text)
@@ -595,6 +601,9 @@ def _in_host_code(regions, heaps):
                 seen.update(id(n) for lp in r.loops for n in canon.walk(lp.node))
             elif r.kind == "hostloop":
                 go(r.inner)
+            elif r.kind == "hostif":
+                go(r.inner)
+                go(r.orelse)
             elif r.kind != "host":
                 seen.update(id(n) for st in r.stmts for n in canon.walk(st))
 
