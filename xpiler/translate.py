@@ -678,19 +678,23 @@ def _umask() -> int:
     return mask
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Write TEXT to PATH through a temporary file in its directory and a rename; the file gets
-    the mode of a newly created one (0666 less the umask). An OSError becomes a UsageError
-    naming PATH (exit 2)."""
+    the mode of a newly created one (0666 less the umask). Text gets a final newline; bytes
+    are written unchanged (a copied file). An OSError becomes a UsageError naming PATH
+    (exit 2)."""
     path = Path(path)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # the temporary name stays short: PATH's own name may be close to NAME_MAX
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:48]}.", dir=path.parent)
-        with os.fdopen(fd, "w") as fh:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as fh:
             os.fchmod(fh.fileno(), 0o666 & ~_umask())
-            fh.write(text if text.endswith("\n") else text + "\n")
+            if isinstance(text, bytes):
+                fh.write(text)
+            else:
+                fh.write(text if text.endswith("\n") else text + "\n")
         os.replace(tmp, path)
         tmp = None
     except OSError as exc:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import datetime, timezone
 from pathlib import Path
@@ -106,22 +104,12 @@ def _ours(path: Path, journal: dict[str, dict]) -> bool:
 
 
 def _copy_atomically(src: Path, dst: Path) -> None:
-    """Copy bytes unchanged through a temporary file in DST's directory and a rename (the
-    pattern of ``xpiler.translate.write_atomically``, which writes text)."""
-    tmp = None
+    """Copy bytes unchanged through a temporary file in DST's directory and a rename."""
     try:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dst.name[:48]}.", dir=dst.parent)
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o644)
-            fh.write(src.read_bytes())
-        os.replace(tmp, dst)
-        tmp = None
+        data = src.read_bytes()
     except OSError as exc:
-        raise UsageError(f"cannot write {dst}: {exc.strerror or exc}") from None
-    finally:
-        if tmp is not None and os.path.lexists(tmp):
-            os.unlink(tmp)
+        raise UsageError(f"cannot read {src}: {exc.strerror or exc}") from None
+    write_atomically(dst, data)
 
 
 def clean_temporaries(out_dir: Path, names: list[str]) -> int:
