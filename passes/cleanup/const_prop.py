@@ -167,11 +167,11 @@ def _value_ids(e) -> set[str]:
 
 
 class _Finder:
-    def __init__(self, fdef, globals_: dict, params: set[str]):
+    def __init__(self, fdef, globals_: dict, params: set[str], typedefs: dict | None = None):
         self.fdef = fdef
         self.globals = globals_
         self.params = params
-        self.typedefs: dict = {}
+        self.typedefs = typedefs or {}
 
     def find(self):
         """One propagatable (name, decl, definition node, value expression), or None."""
@@ -358,8 +358,7 @@ def _replace_ids(node, targets: set[int], new):
 
 def _run(fdef, globals_, params, typedefs=None, limit=10000) -> int:
     done = 0
-    finder = _Finder(fdef, globals_, params)
-    finder.typedefs = typedefs or {}
+    finder = _Finder(fdef, globals_, params, typedefs)
     while done < limit:
         ix, got = finder.find()
         if got is None:

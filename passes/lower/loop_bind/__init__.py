@@ -813,20 +813,19 @@ def fold_array_sizeof(program):
     ast = copy.deepcopy(program.ast)
     done = 0
     for fdef in (e for e in ast.ext if isinstance(e, c_ast.FuncDef)):
-        arrays: dict[str, object] = {}
+        decls: dict[str, list] = {}
         for n in canon.walk(fdef.body):
             if isinstance(n, c_ast.Decl) and n.name:
-                got = dims_of(n) if isinstance(n.type, c_ast.ArrayDecl) else None
-                key = None if got is None else (got[0], " ".join(canon.type_words(got[1])))
-                arrays[n.name] = key if arrays.get(n.name, key) == key else None
-                if got is not None and arrays[n.name] is not None:
-                    arrays[n.name] = (got[0], got[1], key)
+                decls.setdefault(n.name, []).append(n)
+        # names declared once, as an array of constant dimensions: (count, element TypeDecl)
+        arrays = {name: dims_of(ds[0]) for name, ds in decls.items()
+                  if len(ds) == 1 and isinstance(ds[0].type, c_ast.ArrayDecl)}
 
         def fold(n):
             nonlocal done
             if isinstance(n, c_ast.UnaryOp) and n.op == "sizeof" and isinstance(n.expr, c_ast.ID):
                 got = arrays.get(n.expr.name)
-                if isinstance(got, tuple) and len(got) == 3:
+                if got is not None:
                     t = copy.deepcopy(got[1])
                     canon.strip_coords(t)
                     t.declname = None
