@@ -19,6 +19,10 @@ Summary
     Element loops (entries with ``loop``) get ``#pragma omp simd`` when the pointer operands
     provably do not partially overlap (same expression, or distinct arrays).
 
+    A call of a value-returning scalar builtin whose reference body is one ``return EXPR;``
+    (``__cn_scalar_sin_f32`` ...) becomes ``(R)(EXPR)`` with each parameter ``(P)(arg)``, in
+    whatever expression it stands (the argument is evaluated once where the body reads it once).
+
     The result is still BANG C (it runs on the BANG emulator), without the special instructions.
 Requires
     1. Every special-instruction call has a description with a reference body
@@ -264,8 +268,72 @@ class Detensorizer:
                                 if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.ArrayDecl)}
                 saved = self.arrays
                 self.arrays = self.arrays | local_arrays
+                self._value_calls(ext.body, env)
                 self._stmt_tree(ext.body, env)
                 self.arrays = saved
+
+    # calls of value-returning scalar builtins (``__cn_scalar_*``) wherever they stand
+    def _value_calls(self, body, env) -> None:
+        """Each call of a described builtin that is not a special instruction and whose
+        reference body is one ``return EXPR;`` (the scalar ``__cn_scalar_*`` functions) becomes
+        ``(R)(EXPR)`` with every parameter ``p`` replaced by ``(P)(arg)`` -- in any position,
+        since such a call is an expression. A parameter read twice takes an argument without
+        side effects only (XP-DETENSOR-002 otherwise)."""
+        det = self
+
+        class Sub(c_ast.NodeVisitor):
+            def generic_visit(v, node):
+                for cname, child in node.children():
+                    v.visit(child)
+                    if isinstance(child, c_ast.FuncCall):
+                        new = det._value_call(child, env)
+                        if new is not None:
+                            canon.replace_child(node, cname, new)
+
+        Sub().visit(body)
+
+    def _value_call(self, call: c_ast.FuncCall, env):
+        if not isinstance(call.name, c_ast.ID):
+            return None
+        name = call.name.name
+        if is_special(name) or name not in bl.names():
+            return None
+        args = list(call.args.exprs) if call.args else []
+        form = bl.select_form(name, [bl.type_of(a, env) for a in args])
+        if form is None or form.get("loop") or form.get("prelude") or form["tparams"] \
+                or form["ret"] in ("", "void"):
+            return None
+        m = re.fullmatch(r"\s*return\s+(.*?);\s*", form["body"], re.S)
+        if m is None:
+            return None
+        used: set = set()
+        try:
+            text = bl.lower_text(m.group(1), self.arch_group, used)
+        except bl.InstantiationError:
+            return None
+        expr = bl.parse_block(f"__xpd_r = ({form['ret']})({text});").block_items[0].rvalue
+        argmap = {pname: (ptype, a) for (ptype, pname), a in zip(form["params"], args)}
+        counts = used_ids(expr)
+        for pname, (_, a) in argmap.items():
+            if counts[pname] > 1 and has_side_effects(a):
+                self.diag("XP-DETENSOR-002", f"'{name}': argument '{pname}' has side effects and the "
+                          "reference body reads it more than once", call, name)
+                return None
+
+        class Sub(c_ast.NodeVisitor):
+            def generic_visit(v, node):
+                for cname, child in node.children():
+                    if isinstance(child, c_ast.ID) and child.name in argmap:
+                        ptype, a = argmap[child.name]
+                        tn = bl.parse_block(f"__xpd_r = ({ptype})0;").block_items[0].rvalue.to_type
+                        canon.replace_child(node, cname, c_ast.Cast(tn, copy.deepcopy(a)))
+                    else:
+                        v.visit(child)
+
+        Sub().visit(expr)
+        self.helpers |= used
+        self.stats[name] += 1
+        return expr
 
     # walk statements; expand calls in statement position, report the others
     def _stmt_tree(self, node, env):

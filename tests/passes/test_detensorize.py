@@ -221,6 +221,31 @@ __mlu_global__ void mv(float *x, float *out, half *hout, int *iout) {
                                np.zeros(512, np.float16), np.zeros(64, np.int32)], "mv")
 
 
+def test_scalar_math_calls_inside_expressions(tmp_path):
+    """__cn_scalar_* return a value: expanded where they stand (expression, condition), the
+    argument evaluated once and converted to the parameter type, as the call would."""
+    src = """#include <bang.h>
+__nram__ float a[64];
+__nram__ half h[64];
+__mlu_global__ void sc(float *x, float *out, half *hout) {
+  if (taskId == 0) {
+    __memcpy(a, x, 64 * 4, GDRAM2NRAM);
+    for (int i = 0; i < 64; ++i) {
+      h[i] = __cn_scalar_sin_f16((half)a[i]) + __cn_scalar_cos_f16((half)a[i]);
+      a[i] = __cn_scalar_cos_f32(a[i]) * 2.0f + __cn_scalar_sin_f32(a[i] + 1.0f);
+      if (__cn_scalar_sin_f32(a[i]) > 0.5f) a[i] = -a[i];
+    }
+    __memcpy(out, a, 64 * 4, NRAM2GDRAM);
+    __memcpy(hout, h, 64 * 2, NRAM2GDRAM);
+  }
+}
+"""
+    r = _rng(7)
+    text = check_same(tmp_path, src, [(r.standard_normal(64) * 4).astype(np.float32), np.zeros(64, np.float32),
+                                      np.zeros(64, np.float16)], "sc")
+    assert "__cn_scalar_" not in text and "sinf" in text
+
+
 # ------------------------------------------------------------------------------ refusals
 def _refused(src: str):
     prog = parse_source(src, "bang", "r.mlu")
