@@ -65,6 +65,7 @@ class Record:
     codes: list = field(default_factory=list)    # diagnostic codes of the refused / failed steps
     inferred: dict | None = None                 # scalars inferred (--infer-inputs runs)
     cause: str = ""                              # the miss's deciding step: "pass: status [CODE]"
+    second_size: str = ""                        # verified | failed | skipped | "" (not run)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -185,6 +186,8 @@ def run_one(src: str, src_p: str, dst_p: str, do_compile: bool, tmp: str, timeou
         rec.compile = compile_check(out, dst_p, rec.status)
     if rep is not None and rep.inference:
         rec.inferred = rep.inference.get("scalars") if rep.inference.get("ok") else None
+    if rep is not None and rep.second_size:
+        rec.second_size = rep.second_size.get("status", "")
     if out.exists():
         out.unlink()
     return rec.to_json()
@@ -276,6 +279,8 @@ def run(only: str | None = None, limit: int = 0, jobs: int = 1, do_compile: bool
             "compile_ok": sum(1 for r in checked if r["compile"]["ok"]), "compile_checked": len(checked),
             "compile_tool": checked[0]["compile"]["tool"] if checked else None,
             "median_s": statistics.median(times) if times else 0.0, "max_s": max(times) if times else 0.0,
+            "second_size": sum(1 for r in ver if r.get("second_size") == "verified"),
+            "second_size_failed": sum(1 for r in rs if r.get("second_size") == "failed"),
             "parallel": sum(1 for r in ver if r["parallel"]),
             "on_chip": sum(1 for r in ver if r["on_chip_bytes"]),
             "source_on_chip": sum(1 for r in ver if r["source_on_chip"]),
@@ -326,12 +331,13 @@ def table(result: dict, compile_checked: bool):
     from rich.table import Table
 
     t = Table(title=f"xpiler translate on {result.get('corpus') or 'the project corpus'} (verified on the virtual device)")
-    cols = ["direction", "verified/total"] + (["compile ok/checked"] if compile_checked else []) + \
+    cols = ["direction", "verified/total", "2nd size"] + (["compile ok/checked"] if compile_checked else []) + \
            ["median s", "max s", "parallel", "on-chip out/src", "special out/src"]
     for c in cols:
         t.add_column(c)
     for d, s in result["directions"].items():
-        row = [d.replace("->", " -> ") + ("" if s["planned"] else " (no plan)"), f"{s['verified']}/{s['total']}"]
+        row = [d.replace("->", " -> ") + ("" if s["planned"] else " (no plan)"), f"{s['verified']}/{s['total']}",
+               f"{s['second_size']}/{s['verified']}"]
         if compile_checked:
             row.append(f"{s['compile_ok']}/{s['compile_checked']} {s['compile_tool'] or ''}".strip()
                        if s["compile_checked"] else "-")

@@ -306,8 +306,12 @@ def list_passes(as_json):
 @click.option("--infer-budget", "infer_budget", type=float, default=20, show_default=True,
               help="Seconds for inferring verification inputs; 0: no limit. Past it no further "
                    "candidate is tried (exit 3 when none worked).")
+@click.option("--second-size/--one-size", "second_size", default=True, show_default=True,
+              help="Re-verify the final output at a second input size found like inferred inputs "
+                   "(integer scalars moved away from the first inputs'); a difference there fails the "
+                   "translation. Skipped (and said) when the entry's sizes are fixed.")
 def translate(src, to, out, args, config, seed, entry, report_path, explain, allow_unverified, infer, strict,
-              timeout, time_limit, infer_budget):
+              timeout, time_limit, infer_budget, second_size):
     """Translate SRC to another platform; exit 0 only when OUT is verified (1 failed, also past
     --time-limit; 2 bad input; 3 unverified: no inputs could be given or inferred)."""
     from pathlib import Path
@@ -333,7 +337,8 @@ def translate(src, to, out, args, config, seed, entry, report_path, explain, all
     try:
         report = run_translate(src, to, out, arg_specs=parse_arg_specs(args), config=config, seed=seed,
                                entry=entry, allow_unverified=allow_unverified, strict=strict, timeout=timeout,
-                               infer=infer, time_limit=time_limit or None, infer_budget=infer_budget)
+                               infer=infer, time_limit=time_limit or None, infer_budget=infer_budget,
+                               second_size=second_size)
     except XpilerError as exc:
         report = TranslationReport(src, to, out, status="failed", message=exc.render())
         # a usage error (bad option, unusable path, OUT = SRC) ran nothing: every file stays as it was
@@ -383,9 +388,18 @@ def _finish_translation(report, report_path, out_path, explain, protected) -> No
             res = report.resources.get(key)
             if res and "error" not in res:
                 con.print(f"{key} ({res['platform']}): {one_line(res)}", markup=False)
+    second = report.second_size
+    if explain and second:
+        con.print(f"second size: {second['status']}: {second['inputs'] or '-'}"
+                  f"{'; ' + second['message'] if second['message'] else ''}", markup=False)
     if report.status == "verified":
+        also = ""
+        if second and second["status"] == "verified":
+            also = "; also verified at a second size"
+        elif second and second["status"] == "skipped":
+            also = f"; one size only: {second['message']}"
         con.print(f"{report.output}: verified translation {report.source} -> {report.target} "
-                  f"({report.seconds:.1f} s, pipeline {report.pipeline})", markup=False)
+                  f"({report.seconds:.1f} s, pipeline {report.pipeline}{also})", markup=False)
 
 
 # ------------------------------------------------------------------------------ retarget

@@ -30,7 +30,11 @@ How
        recorded as "not proved" and the guarded run decides.
     3. Guarded run: the source runs on the virtual device with the candidate arguments; each
        pointer argument ends at a PROT_NONE guard page, so an overrun is reported as
-       ``OutOfBoundsAccess`` and the next candidate is tried. (An access beyond the guard page
+       ``OutOfBoundsAccess`` and the next candidate is tried; an overrun of a *guessed* pointer
+       (no allocation, no extent) instead grows that guess to cover the access (at least
+       doubling, ``GROWTHS`` times per pointer and value) and runs again, so a kernel whose
+       footprint is not a product of its scalars (fixed tiles, task splits) still gets inputs
+       at the candidate value. (An access beyond the guard page
        may land in other mapped memory unnoticed; that is why analysed sizes come first, and
        why a source reading such garbage then fails the differential verification rather
        than passing it.) A run that leaves every output
@@ -65,6 +69,7 @@ FLOAT_VALUE = 0.5
 MAX_ELEMENTS = 1 << 24                   # never allocate more than this per pointer while guessing
 SHRINK_BUDGET = 20.0                     # seconds spent cutting guessed sizes to the footprint
 BUDGET = 20.0                            # seconds for the whole inference (translate --infer-budget)
+GROWTHS = 6                              # times a guessed pointer size grows after an overrun, per value
 
 
 @dataclass
@@ -229,8 +234,8 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     import numpy as np
 
     from .argspec import random_array
-    from .ir.errors import KernelRuntimeError, KernelTimeout, XpilerError
-    from .run import numpy_dtype, run_kernel
+    from .ir.errors import KernelRuntimeError, KernelTimeout, OutOfBoundsAccess, XpilerError
+    from .run import numpy_dtype, oob_argument, run_kernel
 
     if program.entry is None:
         return Inference(False, reason="the source has no entry function")
@@ -264,31 +269,50 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             inf.tried.append({"value": v, "outcome": f"rejected{tag}: {why}"})
             return "failed", None
         static = f" ({why})" if why else ""
+        guessed = {r.pointer for r in rules if r.fallback}
         for mode in modes:
-            rng = np.random.default_rng(seed)
-            args = []
-            for p in program.params:
-                if p.kind != "pointer":
-                    args.append(scalars[p.name])
-                elif mode == "indices" and p.name in int_inputs:
-                    # integer inputs as valid indices: [0, candidate)
-                    args.append(rng.integers(0, max(int(v), 1), size=(sizes[p.name],)).astype(numpy_dtype(p.dtype)))
-                else:
-                    args.append(random_array(rng, (sizes[p.name],), numpy_dtype(p.dtype)))
-            before = [a.copy() if hasattr(a, "copy") else a for a in args]
             label = "" if mode == "random" else f" (integer inputs {', '.join(int_inputs)} as indices in [0, {v}))"
-            try:
-                result = run_kernel(path, args=args, program=program, timeout=timeout,
-                                    launch=launch if program.entry.kind == "kernel" else None)
-            except KernelRuntimeError as exc:
-                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}{label}{static}"})
-                if isinstance(exc, KernelTimeout):   # larger values will not be faster
-                    return "timeout", None
+            growths = dict.fromkeys(guessed, GROWTHS)      # per guessed pointer
+            while True:
+                rng = np.random.default_rng(seed)
+                args = []
+                for p in program.params:
+                    if p.kind != "pointer":
+                        args.append(scalars[p.name])
+                    elif mode == "indices" and p.name in int_inputs:
+                        # integer inputs as valid indices: [0, candidate)
+                        args.append(rng.integers(0, max(int(v), 1), size=(sizes[p.name],)).astype(numpy_dtype(p.dtype)))
+                    else:
+                        args.append(random_array(rng, (sizes[p.name],), numpy_dtype(p.dtype)))
+                before = [a.copy() if hasattr(a, "copy") else a for a in args]
+                try:
+                    result = run_kernel(path, args=args, program=program, timeout=timeout,
+                                        launch=launch if program.entry.kind == "kernel" else None)
+                    break
+                except KernelRuntimeError as exc:
+                    where = oob_argument(exc) if isinstance(exc, OutOfBoundsAccess) else None
+                    if where and growths.get(where[0]) and sizes[where[0]] < MAX_ELEMENTS:
+                        # a guessed size the source reads past: grow it to cover the access (the
+                        # footprint cut at the end takes it back to what the source touches)
+                        item = next(a.itemsize for p, a in zip(program.params, args) if p.name == where[0])
+                        old_size = sizes[where[0]]
+                        sizes[where[0]] = min(MAX_ELEMENTS, max(2 * old_size, where[1] // item + 1))
+                        inf.tried.append({"value": v, "outcome": f"{where[0]}[{old_size}] too small{tag}: "
+                                                                f"{exc.message}; guessed size grown to "
+                                                                f"{sizes[where[0]]}{label}"})
+                        growths[where[0]] -= 1
+                        continue
+                    inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}{label}{static}"})
+                    if isinstance(exc, KernelTimeout):   # larger values will not be faster
+                        return "timeout", None
+                    result = None
+                    break
+                except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
+                    inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}"})
+                    inf.reason = f"the source does not run on the virtual device: {exc.message}"
+                    return "fatal", None
+            if result is None:
                 continue
-            except XpilerError as exc:   # does not build or the arguments are unusable: no candidate helps
-                inf.tried.append({"value": v, "outcome": f"{type(exc).__name__}{tag}: {exc.message}"})
-                inf.reason = f"the source does not run on the virtual device: {exc.message}"
-                return "fatal", None
             empty = [w for w in result.warnings if "empty grid or block" in w]
             if empty:       # nothing ran: whatever the outputs hold says nothing about the kernel
                 inf.tried.append({"value": v, "outcome": f"degenerate{tag}: {empty[0]}{label}"})
@@ -364,6 +388,38 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             inf.analysis += ("; shrunk to the source's footprint (the smallest sizes its guarded runs "
                              "stay inside): " + ", ".join(f"{n}[{sizes[n]}]" for n in shrunk))
     inf.ok, inf.scalars, inf.sizes, inf.args = True, scalars, sizes, args
+    return inf
+
+
+SECOND_BUDGET = 10.0                     # seconds for finding the second size (translate --second-size)
+
+
+def second_size_inputs(program, path, scalars: dict, seed: int = 0, timeout: float = 60, launch=None,
+                       budget: float = SECOND_BUDGET) -> Inference:
+    """Inputs at a second size, for re-verifying a translation already verified on inputs
+    whose scalars are ``scalars`` (issue 16: a translation must not fit one shape).
+
+    The integer scalars move away from the first size: first to at least four times the
+    largest of them (``CANDIDATES`` upwards), then to values between, then (a first size from
+    a case file is usually larger than every candidate) to smaller ones; the values the first
+    inputs used are not tried. The search is ``infer_inputs``'s own (guarded runs of the source,
+    degenerate inputs passed over, guessed pointers cut to the footprint), with another seed so
+    the data differ too. Not ``ok`` when the entry has no integer scalar (its sizes are fixed:
+    one size is all there is) or when no other size keeps the source in bounds."""
+    ints = [p.name for p in program.params if _int_scalar(p) and p.name in scalars]
+    if not ints:
+        return Inference(False, reason="the entry has no integer scalar parameters (its sizes are fixed)")
+    used = {int(scalars[n]) for n in ints}
+    first = max(used)
+    order = [c for c in CANDIDATES if c >= 4 * first] + [c for c in CANDIDATES if first < c < 4 * first] \
+        + [c for c in CANDIDATES if c < first]
+    order = tuple(c for c in order if c not in used)
+    if not order:
+        return Inference(False, reason="no candidate size differs from the first inputs'")
+    inf = infer_inputs(program, path, seed=seed + 1, timeout=timeout, launch=launch, candidates=order,
+                       budget=budget)
+    if inf.ok and all(int(inf.scalars[n]) == int(scalars[n]) for n in ints):
+        return Inference(False, reason="the only inputs found have the first inputs' sizes", tried=inf.tried)
     return inf
 
 

@@ -686,6 +686,16 @@ _ERROR_CLASSES = {"oob": OutOfBoundsAccess, "strict": StrictModeViolation,
                   "abort": KernelRuntimeError}
 
 
+_OOB_ARGUMENT_RE = re.compile(r"out-of-bounds (?:read|write) of argument '(\w+)' at byte offset (\d+)")
+
+
+def oob_argument(exc) -> tuple[str, int] | None:
+    """(argument name, byte offset) of an ``OutOfBoundsAccess`` past the end of a pointer
+    argument (the runtime's message, xp_core.h), or None (another region, an underrun)."""
+    m = _OOB_ARGUMENT_RE.search(getattr(exc, "message", "") or "")
+    return (m.group(1), int(m.group(2))) if m else None
+
+
 def _host_wrapper(entry) -> str:
     """An ``extern "C"`` forwarder for a host entry with C++ linkage (its symbol is mangled)."""
     params = ", ".join(f"{p.type} __xp_a{i}" for i, p in enumerate(entry.params))

@@ -88,6 +88,7 @@ class TranslationReport:
     inference: dict | None = None        # xpiler.infer.Inference.to_json() when inputs were inferred
     resources: dict = field(default_factory=dict)   # {"source": ..., "output": ...} (xpiler.resources)
     causes: list[StepRecord] = field(default_factory=list)  # failed: the deciding step of each alternative
+    second_size: dict | None = None      # the re-verification at a second size (``_second_size``)
 
     def to_json(self) -> dict:
         return {"source": self.source, "target": self.target, "output": self.output, "status": self.status,
@@ -95,7 +96,8 @@ class TranslationReport:
                 "inputs": self.inputs,
                 "inference": self.inference, "seconds": round(self.seconds, 3), "message": self.message,
                 "passes": [s.to_json() for s in self.steps], "resources": self.resources,
-                "target_summary": self.summary, "causes": [s.to_json() for s in self.causes]}
+                "target_summary": self.summary, "causes": [s.to_json() for s in self.causes],
+                "second_size": self.second_size}
 
 
 # Plans: (source, target) -> candidate pipelines, composed from passes/plans.toml (the one home
@@ -312,23 +314,27 @@ def _waiting_for_kernel(frame) -> bool:
 def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, config: str | None = None,
               seed: int = 0, entry: str | None = None, allow_unverified: bool = False,
               strict: bool = True, timeout: float = 60, progress=None, infer: bool = True,
-              time_limit: float | None = None, infer_budget: float | None = None) -> TranslationReport:
+              time_limit: float | None = None, infer_budget: float | None = None,
+              second_size: bool = True) -> TranslationReport:
     """Translate ``src`` to ``to`` (see the module docstring). ``timeout`` bounds each kernel
     run; ``time_limit`` (seconds, None or 0: none) bounds the whole translation (front-end,
     passes, verification): when it is exceeded, ``TranslationTimeLimit`` (exit 1) names the step
-    that was running and nothing is written."""
+    that was running and nothing is written. ``second_size``: re-verify the final program at a
+    second input size (``_second_size``)."""
     limit = TimeLimit(time_limit)
     try:
         with limit:
             return _translate(src, to, out, arg_specs=arg_specs, config=config, seed=seed, entry=entry,
                               allow_unverified=allow_unverified, strict=strict, timeout=timeout,
-                              progress=progress, infer=infer, limit=limit, infer_budget=infer_budget)
+                              progress=progress, infer=infer, limit=limit, infer_budget=infer_budget,
+                              second_size=second_size)
     except _TimeUp:
         raise limit.error() from None
 
 
 def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, allow_unverified, strict,
-               timeout, progress, infer, limit: TimeLimit, infer_budget=None) -> TranslationReport:
+               timeout, progress, infer, limit: TimeLimit, infer_budget=None,
+               second_size: bool = True) -> TranslationReport:
     from passes.base import PassRefused, apply_pass, format_pipeline
     from platforms.common.std_headers import include_lines
 
@@ -460,13 +466,42 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
                 applied.append((name, options))
         return current, current_text, applied
 
-    # alternatives in order; the first that reaches the target dialect is kept
+    second = {}                   # the second-size inputs, found once for every alternative
+
+    def at_second_size(candidate, text) -> StepRecord | None:
+        """Re-verify a final program at a second input size (``_second_size``); the failed step
+        when it differs there, else None (also when there is no second size)."""
+        s0 = time.perf_counter()
+        limit.check("the verification at a second size")
+        if "inputs" not in second:
+            second["inputs"] = _second_size(program, src_path, args, launch, seed, timeout, report)
+        found = second["inputs"]
+        if found is None:
+            return None
+        args2, reference2, relax2, how2, undefined2 = found
+        ok, outputs, message = _verify(text, candidate, out_path, program, args2, reference2,
+                                       strict and candidate.platform == target, timeout, run_kernel,
+                                       parse_source, compare_arrays, _same_launch(program, candidate, launch),
+                                       relax2, undefined2)
+        report.second_size.update(status="verified" if ok else "failed", message=message)
+        if ok:
+            return None
+        return StepRecord(SECOND_SIZE_STEP, {}, "failed-verification", time.perf_counter() - s0,
+                          f"at a second size ({how2}): {message}", outputs)
+
+    # alternatives in order; the first that reaches the target dialect (and holds at the second
+    # size) is kept
     tried = []                    # the step records of each alternative run
     for steps in candidates:
         first = len(report.steps)
         current, current_text, applied = run_pipeline(steps)
-        tried.append(report.steps[first:])
         report.applied = format_pipeline(applied)
+        if current.platform == target and current_text is not None and reference is not None and second_size:
+            failed_there = at_second_size(current, current_text)
+            if failed_there is not None:
+                report.steps.append(failed_there)
+                current_text = None           # not a result: the next alternative is tried
+        tried.append(report.steps[first:])
         if current.platform == target and current_text is not None:
             report.pipeline = format_pipeline(steps)
             break
@@ -499,6 +534,47 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     return report
 
 
+SECOND_SIZE_STEP = "second_size"     # the step record of the re-verification at a second size
+
+
+def _second_size(program, src_path, args, launch, seed, timeout, report):
+    """Inputs at a second size for the final program (``xpiler.infer.second_size_inputs``) and
+    the source's results on them: (args, reference, relaxed rules, description, undefined) or
+    None when the entry has no second size (fixed sizes) or none keeps the source in bounds;
+    ``report.second_size`` says which."""
+    from .infer import second_size_inputs
+    from .run import broken_rules, run_kernel
+    from .verify import FRESH_FILL, differing_elements
+
+    scalars = {p.name: a for p, a in zip(program.params, args) if p.kind == "scalar"}
+    kernel_launch = launch if program.entry.kind == "kernel" else None
+    inf = second_size_inputs(program, src_path, scalars, seed=seed, timeout=timeout, launch=kernel_launch)
+    if not inf.ok:
+        report.second_size = {"status": "skipped", "inputs": "", "message": inf.reason}
+        return None
+    how = inf.describe()
+    reference = _copy(inf.args)
+    try:
+        run = run_kernel(src_path, args=reference, program=program, timeout=timeout, launch=kernel_launch)
+    except XpilerError as exc:
+        report.second_size = {"status": "skipped", "inputs": how, "message": f"the source does not run: {exc.message}"}
+        return None
+    report.second_size = {"status": "", "inputs": how, "message": ""}
+    masks = []
+
+    def undefined():
+        if not masks:
+            try:
+                other = _copy(inf.args)
+                run_kernel(src_path, args=other, program=program, timeout=timeout, fresh_fill=FRESH_FILL,
+                           launch=kernel_launch)
+                masks.append([differing_elements(a, b) for a, b in zip(reference, other)])
+            except XpilerError:
+                masks.append(None)
+        return masks[0]
+    return inf.args, reference, broken_rules(run.warnings), how, undefined
+
+
 def deciding_step(records: list[StepRecord]) -> StepRecord | None:
     """The step that decided a failed alternative: the first pass of the lift or lower stages
     (``passes/lift``, ``passes/lower``: what moves the program out of the source's idioms and
@@ -509,6 +585,9 @@ def deciding_step(records: list[StepRecord]) -> StepRecord | None:
     from passes.plans import stage_of
 
     failed = ("refused", "failed-verification", "error")
+    for r in records:                   # the final program differed at the second size
+        if r.name == SECOND_SIZE_STEP and r.status in failed:
+            return r
     for r in records:
         entry = REGISTRY.get(r.name)
         moves = entry is not None and (entry.info.lowers or stage_of(r.name) in ("lift", "lower"))

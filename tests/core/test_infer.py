@@ -246,12 +246,17 @@ extern "C" void square_index(const float* x, float* y, int n) {
 """
 
 
-def test_small_values_only_when_nothing_larger_works(tmp_path):
-    """x[i * i] is beyond the analysis; a guessed size of n elements holds only for n <= 2."""
+def test_a_guessed_size_grows_to_cover_the_access(tmp_path):
+    """x[i * i] is beyond the analysis; the guessed size n is overrun at every candidate, so the
+    guess grows (doubling, then to the reported offset) until the source runs in bounds at the
+    first candidate, and the footprint cut takes it back to what the source reads (i * i <= 225:
+    226 floats, to the 16-float granule)."""
     src = _write(tmp_path, "square.cpp", SQUARE_VNNI)
     inf = infer_inputs(parse_file(src), src)
-    assert inf.ok and inf.scalars == {"n": 2} and inf.sizes == {"x": 2, "y": 2}
-    assert [t["value"] for t in inf.tried] == [16, 32, 64, 128, 256, 512, 1024, 8, 4, 2]
+    assert inf.ok and inf.scalars == {"n": 16} and inf.sizes == {"x": 240, "y": 16}
+    outcomes = [t["outcome"] for t in inf.tried]
+    assert all(t["value"] == 16 for t in inf.tried) and outcomes[-1] == "ok"
+    assert all("x[" in o and "grown to" in o for o in outcomes[:-1]) and len(outcomes) > 1
 
 
 SLOW_VNNI = r"""

@@ -7,14 +7,16 @@ For every kernel (``tests/wild/<platform>/<name>.<ext>`` with its case file):
      infer (``xpiler.infer.infer_inputs``, default launch), and a run with the case file's
      inputs and launch; each compared with ``references.py``;
   3. with ``--translate``: ``xpiler translate --to P --config CFG`` to every other platform with
-     the case file's inputs (CFG: ``{"args": {NAME: @file.npy | value}, "launch": ...}``), recorded
-     as verified / failed / unverified / bad input / error.
+     the case file's inputs (CFG: ``{"args": {NAME: @file.npy | value}, "launch": ...}``), and
+     (``--inputs both``, the default) the kernel alone with inferred inputs, recorded as
+     verified / failed / unverified / bad input / error, and whether a verified output was
+     also verified at a second size.
 
 Prints a table, writes ``tests/wild/RESULTS.md`` (measured numbers only) and
 ``tests/wild/status.json`` (per kernel: what passed and the first diagnostic), which
 ``tests/corpus/test_wild.py`` uses for its expected failures.
 
-    python tests/wild/measure.py [-j 2] [--translate] [--only NAME_SUBSTRING] [--timeout 120]
+    python tests/wild/measure.py [-j 2] [--translate [--inputs case|inferred|both]] [--only NAME_SUBSTRING]
 """
 from __future__ import annotations
 
@@ -126,22 +128,40 @@ def run_inferred_step(path: Path, case: dict, timeout: float) -> dict:
     return res
 
 
-def translate_step(path: Path, case: dict, to: str, timeout: float) -> dict:
+def translate_step(path: Path, case: dict, to: str, timeout: float, inferred: bool = False) -> dict:
+    """One translation, with the case file's inputs (``--config``) or, ``inferred``, as a new
+    user runs it: the kernel alone in a folder (no case file), inputs inferred by xpiler."""
     from cases import config_args, make_inputs
 
     with tempfile.TemporaryDirectory(prefix="xpwild-") as tmp:
-        cfg = Path(tmp) / "config.json"
-        cfg.write_text(json.dumps(config_args(case, make_inputs(case, seed=0), Path(tmp))))
+        if inferred:
+            src = Path(tmp) / "alone" / path.name
+            src.parent.mkdir()
+            src.write_bytes(path.read_bytes())
+            given = []
+        else:
+            src = path
+            cfg = Path(tmp) / "config.json"
+            cfg.write_text(json.dumps(config_args(case, make_inputs(case, seed=0), Path(tmp))))
+            given = ["--config", str(cfg)]
         out = Path(tmp) / (path.stem + SUFFIX[to])
         rep = Path(tmp) / "report.json"
         t0 = time.time()
         try:
-            r = subprocess.run(XPILER + ["translate", str(path), "--to", to, "-o", str(out), "--config", str(cfg),
+            r = subprocess.run(XPILER + ["translate", str(src), "--to", to, "-o", str(out), *given,
                                          "--report", str(rep)], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
         except subprocess.TimeoutExpired:
             return {"status": "timeout", "seconds": timeout}
         status = {0: "verified", 1: "failed", 2: "bad input", 3: "unverified"}.get(r.returncode, "error")
         res = {"status": status, "seconds": round(time.time() - t0, 1)}
+        try:
+            second = json.loads(rep.read_text()).get("second_size") if rep.exists() else None
+        except ValueError:
+            second = None
+        if second:
+            res["second_size"] = second.get("status", "")
+            if second.get("status") != "verified":
+                res["second_size_note"] = (second.get("message") or "")[:200]
         if status != "verified":
             detail = ""
             if rep.exists():
@@ -177,15 +197,17 @@ def measure_one(item) -> dict:
         rec["case"] = run_case_step(path, case, opts["timeout"])
     else:
         rec["inferred"] = rec["case"] = {"run": False, "code": "parse", "message": "not parsed"}
-    if opts["translate"]:
-        rec["translate"] = {}
+    for key, inferred in (("translate", False), ("translate_inferred", True)):
+        if not opts["translate"] or opts["inputs"] not in ("both", "inferred" if inferred else "case"):
+            continue
+        rec[key] = {}
         for to in PLATFORMS:
             if to == rec["platform"]:
                 continue
             if not rec["parse"]["ok"]:
-                rec["translate"][to] = {"status": "not parsed"}
+                rec[key][to] = {"status": "not parsed"}
                 continue
-            rec["translate"][to] = translate_step(path, case, to, opts["translate_timeout"])
+            rec[key][to] = translate_step(path, case, to, opts["translate_timeout"], inferred)
     return rec
 
 
@@ -229,22 +251,31 @@ def summarise(records: list[dict], translate: bool, elapsed: float) -> str:
             if not s.get("match"):
                 what = (f"{s.get('code', 'mismatch')}: " if not s.get("run") else "mismatch: ") + s.get("message", "")
                 lines.append(f"| `{r['file']}` | {kind} | {what.replace('|', chr(92) + '|')[:240]} |")
-    if translate:
-        lines += ["", "## Translation (case-file inputs, `--config`)", "",
-                  "| direction | parsed sources | verified | failed | unverified | other |", "|---|---|---|---|---|---|"]
+    for key, title in (("translate", "case-file inputs, `--config`"),
+                       ("translate_inferred", "inferred inputs: the kernel alone, as a new user runs it")):
+        if not translate or not any(key in r for r in records):
+            continue
+        lines += ["", f"## Translation ({title})", "",
+                  "Second size: verified translations re-verified at a second input size (`translate "
+                  "--second-size`, the default) / verified; skipped where the entry's sizes are fixed.", "",
+                  "| direction | parsed sources | verified | second size | failed | unverified | other |",
+                  "|---|---|---|---|---|---|---|"]
         for src in PLATFORMS:
             for dst in PLATFORMS:
                 if src == dst:
                     continue
-                rs = [r for r in records if r["platform"] == src and r["parse"]["ok"]]
+                rs = [r for r in records if r["platform"] == src and r["parse"]["ok"] and key in r]
                 if not [r for r in records if r["platform"] == src]:
                     continue
-                st = [r["translate"][dst]["status"] for r in rs]
-                lines.append(f"| {src} -> {dst} | {len(rs)} | {st.count('verified')} | {st.count('failed')} | "
-                             f"{st.count('unverified')} | {len(st) - st.count('verified') - st.count('failed') - st.count('unverified')} |")
+                ts = [r[key][dst] for r in rs]
+                st = [t["status"] for t in ts]
+                again = sum(1 for t in ts if t["status"] == "verified" and t.get("second_size") == "verified")
+                lines.append(f"| {src} -> {dst} | {len(rs)} | {st.count('verified')} | {again}/{st.count('verified')} | "
+                             f"{st.count('failed')} | {st.count('unverified')} | "
+                             f"{len(st) - st.count('verified') - st.count('failed') - st.count('unverified')} |")
         lines += ["", "### Translation misses (deciding pass)", "", "| kernel | to | status | cause |", "|---|---|---|---|"]
         for r in records:
-            for to, t in r.get("translate", {}).items():
+            for to, t in r.get(key, {}).items():
                 if t["status"] not in ("verified", "not parsed"):
                     cause = (t.get("code", "") + ": " + t.get("message", "")).replace("|", chr(92) + "|").replace("\n", " ")
                     lines.append(f"| `{r['file']}` | {to} | {t['status']} | {cause[:200]} |")
@@ -258,9 +289,12 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--translate-timeout", type=float, default=900)
+    ap.add_argument("--inputs", choices=("case", "inferred", "both"), default="both",
+                    help="translation inputs: the case file's, inferred ones (the kernel alone), or both")
     ap.add_argument("--no-write", action="store_true", help="print only; keep RESULTS.md and status.json")
     a = ap.parse_args(argv)
-    opts = {"timeout": a.timeout, "translate": a.translate, "translate_timeout": a.translate_timeout}
+    opts = {"timeout": a.timeout, "translate": a.translate, "translate_timeout": a.translate_timeout,
+            "inputs": a.inputs}
     items = [(str(p), opts) for p in kernels() if a.only in p.name]
     t0 = time.time()
     records = []
@@ -272,8 +306,11 @@ def main(argv=None) -> int:
             for kind in ("inferred", "case"):
                 s = rec[kind]
                 line += f" {kind}: " + ("match" if s.get("match") else ("run-mismatch" if s.get("run") else s.get("code", "-")))
-            if a.translate:
-                line += " | " + " ".join(f"{k}:{v['status']}" for k, v in rec["translate"].items())
+            for key in ("translate", "translate_inferred"):
+                if key in rec:
+                    line += f" | {'case' if key == 'translate' else 'inferred'} " + " ".join(
+                        f"{k}:{v['status']}{'+2nd' if v.get('second_size') == 'verified' else ''}"
+                        for k, v in rec[key].items())
             print(line, flush=True)
     elapsed = time.time() - t0
     text = summarise(records, a.translate, elapsed)
