@@ -25,7 +25,7 @@ HERE = Path(__file__).parent
 
 # fields an intrinsic entry (or template) may carry; anything else is a typo and rejected
 FIELDS = frozenset({"name", "template", "source", "isa", "signature", "views", "lanes", "reduction",
-                    "needs", "body", "rules", "test", "vars", "expand", "notes"})
+                    "needs", "body", "rules", "test", "vars", "expand", "notes", "tolerance"})
 REQUIRED = ("name", "source", "isa", "signature", "body")
 # lane types a view may use, with their sizes in bytes
 LANE_TYPES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
@@ -86,6 +86,9 @@ class Intrinsic:
     rules: tuple[tuple[str, str], ...]   # (C condition, message)
     test: dict = field(default_factory=dict)
     notes: str = ""
+    # None: the body is bit-exact. A number: the instruction's result is only specified within this
+    # relative error of the exact value (rcp14, rsqrt14); the body gives the exact value rounded
+    tolerance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -326,10 +329,15 @@ def _intrinsic(e: dict, file: str, cat_types: dict, cat_masks: dict) -> Intrinsi
             raise IntrinsicsError(f"{where}: a rule is {{check = C condition, message = text}}")
         rules.append((r["check"], r.get("message", r["check"])))
     isa = e["isa"] if isinstance(e["isa"], list) else [e["isa"]]
+    tolerance = e.get("tolerance")
+    if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
+                                  or not 0 < tolerance < 1):
+        raise IntrinsicsError(f"{where}: tolerance {tolerance!r} must be a relative error in (0, 1)")
     return Intrinsic(name=name, file=file, source=e["source"], isa=tuple(isa), signature=e["signature"],
                      ret=ret, params=params, views=views, lanes=lanes, reduction=e.get("reduction"),
                      needs=tuple(e.get("needs", [])), body=e["body"], rules=tuple(rules),
-                     test=dict(e.get("test", {})), notes=e.get("notes", ""))
+                     test=dict(e.get("test", {})), notes=e.get("notes", ""),
+                     tolerance=float(tolerance) if tolerance is not None else None)
 
 
 @lru_cache(maxsize=1)
