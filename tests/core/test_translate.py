@@ -276,3 +276,90 @@ def test_undefined_elements_are_skipped_and_defined_ones_still_compared():
     assert not c.ok and c.undefined == 5 and c.mismatches == 1 and c.size == 10
     got[3], got[8] = 0, 5              # only an undefined element differs
     assert compare_arrays("y", got, want, "float32", undefined=mask).ok
+
+
+INCREMENT_VNNI = r"""
+extern "C" void inc(const float* x, float* y, int n) {
+  for (int i = 0; i < n; ++i) y[i] = x[i] + 1.0f;
+}
+"""
+
+# a "translation" that holds for n <= 16 only: it fits the first (inferred) size
+FITS_ONE_SHAPE_VNNI = r"""
+extern "C" void inc(const float* x, float* y, int n) {
+  for (int i = 0; i < n && i < 16; ++i) y[i] = x[i] + 1.0f;
+}
+"""
+
+
+def _one_shape_pass(text):
+    from passes.base import REGISTRY, PassInfo, register
+    from xpiler.parse import parse_source
+
+    REGISTRY.pop("test_fit_one_shape", None)
+
+    @register(PassInfo("test_fit_one_shape", "returns a fixed program", lowers=True))
+    def fit(program):
+        return parse_source(text, "cuda" if "__global__" in text else "vnni", "inc.out", entry="inc")
+    return fit
+
+
+FITS_ONE_SHAPE_CUDA = r"""
+__global__ void inc_k(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && i < 16) y[i] = x[i] + 1.0f;
+}
+extern "C" void inc(const float* x, float* y, int n) {
+  float *dx, *dy;
+  cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(dy, y, n * sizeof(float), cudaMemcpyHostToDevice);
+  inc_k<<<(n + 255) / 256, 256>>>(dx, dy, n);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx); cudaFree(dy);
+}
+"""
+
+
+def test_an_output_that_fits_one_shape_fails_at_the_second_size(tmp_path, monkeypatch):
+    from passes.base import REGISTRY
+    from xpiler import translate as tr
+
+    src = tmp_path / "inc.cpp"
+    src.write_text(INCREMENT_VNNI)
+    _one_shape_pass(FITS_ONE_SHAPE_CUDA)
+    try:
+        monkeypatch.setitem(tr.PLANS, ("vnni", "cuda"), "test_fit_one_shape")
+        out = tmp_path / "inc.cu"
+        rep = tr.translate(str(src), "cuda", str(out))
+        # verified at the inferred n = 16, different at the second size (n = 64)
+        assert rep.status == "failed" and not out.exists(), rep.message
+        assert [s.status for s in rep.steps] == ["verified", "failed-verification"]
+        assert rep.steps[1].name == "second_size" and rep.causes[0].name == "second_size"
+        assert "at a second size (inferred inputs: n=64" in rep.message
+        assert rep.second_size["status"] == "failed"
+        # --one-size: the same output is accepted (what the check guards against)
+        rep = tr.translate(str(src), "cuda", str(out), second_size=False)
+        assert rep.status == "verified" and rep.second_size is None
+    finally:
+        REGISTRY.pop("test_fit_one_shape", None)
+
+
+def test_a_translation_is_verified_at_a_second_size(tmp_path, capsys):
+    src = tmp_path / "inc.cpp"
+    src.write_text(INCREMENT_VNNI)
+    out, rep = tmp_path / "inc.cu", tmp_path / "r.json"
+    assert main(["translate", str(src), "--to", "cuda", "-o", str(out), "--report", str(rep)]) == 0
+    second = json.loads(rep.read_text())["second_size"]
+    assert second["status"] == "verified" and second["inputs"].startswith("inferred inputs: n=64")
+    assert "also verified at a second size" in capsys.readouterr().err
+
+
+def test_fixed_sizes_have_no_second_size(tmp_path, capsys):
+    from xpiler.infer import second_size_inputs
+    from xpiler.parse import parse_source
+
+    prog = parse_source('extern "C" void f(const float* x, float* y) { for (int i = 0; i < 8; ++i) '
+                        'y[i] = x[i]; }', "vnni", "f.cpp")
+    inf = second_size_inputs(prog, tmp_path / "f.cpp", {})
+    assert not inf.ok and "fixed" in inf.reason
