@@ -18,7 +18,8 @@ This module is the one interface through which passes and drivers reach platform
 ``intrinsics(platform)`` / ``intrinsic_table(platform, name)``
     The intrinsic catalogue (``platforms/<p>/intrinsics``'s ``load()``) / one raw TOML table.
 ``api_map() -> dict``
-    The CUDA <-> HIP name map (``platforms/hip/api_map.toml``), read once.
+    The CUDA <-> HIP name map (``platforms/hip/api_map.toml``, hand-written, over
+    ``platforms/hip/api_map_generated.toml``, generated from the headers), read once.
 ``host_runtime() -> dict``
     The CUDA / HIP runtime API as host code (``platforms/common/host_runtime.toml``), read once.
 ``runtime_provided(platform) -> frozenset[str]``
@@ -155,8 +156,20 @@ def intrinsic_table(platform: str, name: str) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def api_map() -> dict:
-    """The CUDA <-> HIP name map, ``platforms/hip/api_map.toml`` (read once; do not mutate)."""
-    return tomllib.loads((data_dir("hip") / "api_map.toml").read_text())
+    """The CUDA <-> HIP name map (read once; do not mutate): ``platforms/hip/api_map.toml``, the
+    hand-written tables, with the pairs ``tools/gen_hip_api_map.py`` derived from both runtimes'
+    headers (``api_map_generated.toml``) under ``[names]`` and ``[cuda_only]``; a hand-written
+    entry takes precedence over a generated one. ``[names]`` is one-to-one (hip -> cuda is its
+    inverse), ``[cuda_only]`` is cuda -> hip only, ``[hip_only]`` hip -> cuda only."""
+    table = tomllib.loads((data_dir("hip") / "api_map.toml").read_text())
+    generated = data_dir("hip") / "api_map_generated.toml"
+    gen = tomllib.loads(generated.read_text()) if generated.is_file() else {}
+    hand = table.get("names", {})
+    taken = set(hand.values())
+    table["names"] = {**{c: h for c, h in gen.get("names", {}).items() if h not in taken}, **hand}
+    table["cuda_only"] = {**{c: h for c, h in gen.get("cuda_only", {}).items() if c not in hand},
+                          **table.get("cuda_only", {})}
+    return table
 
 
 @functools.lru_cache(maxsize=1)

@@ -73,7 +73,7 @@ def _names(to: str) -> tuple[dict, dict, dict]:
     table = load_map()
     names, shuffles, includes = table["names"], table["shuffles"], table["includes"]
     if to == "hip":
-        return dict(names), dict(shuffles), dict(includes)
+        return {**table.get("cuda_only", {}), **names}, dict(shuffles), dict(includes)
     inv_includes: dict[str, str] = {}
     for cuda_h, hip_h in includes.items():
         inv_includes.setdefault(hip_h, cuda_h)
@@ -120,6 +120,11 @@ def map_api(program, to: str):
     """The rename itself (no legality check); also the tail of ``matrix_core_map``."""
     names, shuffles, includes = _names(to)
     ast = copy.deepcopy(program.ast)
+    # names the program declares itself (a wrapper called cudaCreateChannelDesc, a variable
+    # called hipStreamDefault) are the user's: they keep their spelling everywhere
+    own = _Declared()
+    own.visit(ast)
+    names = {k: v for k, v in names.items() if k not in own.names}
     if to == "cuda":
         from passes.lift.loop_recovery.support import normalize_hip_builtins
 
@@ -182,6 +187,7 @@ def api_legality(program, to: str, allow_matrix: bool = False) -> list[Diagnosti
 
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _OCML = re.compile(r"^__ocml_(\w+)_f(32|64)$")
+_LITERAL = re.compile(r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')")
 
 
 _DEFINE = re.compile(r"\s*#\s*define\s+([A-Za-z_]\w*)(\([^)]*\))?\s*(.*)$")
@@ -229,7 +235,8 @@ def _map_define(line: str, names: dict, to: str, shuffles: dict | None = None) -
                 return _ocml_to_cuda(o)
         return names.get(w, w)
 
-    return _WORD.sub(sub, line)
+    # string and character literals keep their text ("cudaMalloc failed")
+    return "".join(part if part[:1] in "\"'" else _WORD.sub(sub, part) for part in _LITERAL.split(line))
 
 
 def _ocml_to_cuda(m) -> str:
@@ -272,6 +279,39 @@ def _map_include(line: str, includes: dict) -> str:
     return f"{m.group(1)}{includes.get(m.group(2), m.group(2))}{m.group(3)}"
 
 
+class _Declared(c_ast.NodeVisitor):
+    """Names the program declares: variables, functions, parameters, typedefs, enumerators, tags."""
+
+    def __init__(self):
+        self.names: set[str] = set()
+
+    def visit_Decl(self, node):
+        if node.name:
+            self.names.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Typedef(self, node):
+        self.names.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Enumerator(self, node):
+        self.names.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Struct(self, node):
+        if node.name and node.decls is not None:
+            self.names.add(node.name)
+        for member in node.decls or ():      # member names are the struct's own namespace
+            self.visit(member.type)
+
+    visit_Union = visit_Struct
+
+    def visit_Enum(self, node):
+        if node.name and node.values is not None:
+            self.names.add(node.name)
+        self.generic_visit(node)
+
+
 class _Renamer(c_ast.NodeVisitor):
     """Renames API identifiers and rewrites shuffle calls in place (on the pass's own copy)."""
 
@@ -304,6 +344,10 @@ class _Renamer(c_ast.NodeVisitor):
             rest = [c_ast.Constant("unsigned int", "0xffffffffu")] + args
         node.name = c_ast.ID(new, coord=node.name.coord)
         node.args = c_ast.ExprList(rest, coord=node.args.coord if node.args else node.coord)
+
+    def visit_StructRef(self, node):
+        # a member name (s.cudaStream, p->hipError) is the struct's, not the runtime's
+        self.visit(node.name)
 
     def visit_ID(self, node):
         if node.name == "warpSize" and self.to == "hip" and self.in_device:

@@ -542,6 +542,78 @@ inline int __all(int pred) { auto d = xp::gpu::vote(~0ull, pred != 0, "__all"); 
 inline unsigned long long __activemask() { return __xp_activemask(); }
 inline unsigned __lane_id() { xp::gpu::require_device("__lane_id"); return (unsigned)xp::gpu::cur_thread().lane; }
 inline unsigned __smid() { return 0; }
+
+// ---------------------------------------------------------------- HIP device builtins
+// Bodies of hip/amd_detail/amd_device_functions.h (ROCm 5.2), __ocml_floor/ceil/rint_f* read as
+// floor/ceil/rint. Left out: the integer -> float conversions with a directed rounding suffix and
+// __double2float_rd/ru/rz, which that header spells as plain casts under "rounding modes are not
+// yet supported ... not correct", and __uint2double_rn, declared there with an int parameter.
+// Shift counts of the bit-field builtins are taken modulo the word size, as the hardware's
+// shifts do (a field past bit 31 is undefined in the header's C).
+// xp:host-definable begin -- functions of their arguments only (platforms.device_functions)
+inline unsigned int __bitextract_u32(unsigned int src0, unsigned int src1, unsigned int src2) {
+  unsigned int offset = src1 & 31, width = src2 & 31;
+  return width == 0 ? 0 : (src0 << ((32 - offset - width) & 31)) >> ((32 - width) & 31);
+}
+inline unsigned long long __bitextract_u64(unsigned long long src0, unsigned int src1, unsigned int src2) {
+  unsigned long long offset = src1 & 63, width = src2 & 63;
+  return width == 0 ? 0 : (src0 << ((64 - offset - width) & 63)) >> ((64 - width) & 63);
+}
+inline unsigned int __bitinsert_u32(unsigned int src0, unsigned int src1, unsigned int src2, unsigned int src3) {
+  unsigned int offset = src2 & 31, width = src3 & 31, mask = (1u << width) - 1;
+  return (src0 & ~(mask << offset)) | ((src1 & mask) << offset);
+}
+inline unsigned long long __bitinsert_u64(unsigned long long src0, unsigned long long src1, unsigned int src2, unsigned int src3) {
+  unsigned long long offset = src2 & 63, width = src3 & 63, mask = (1ull << width) - 1;
+  return (src0 & ~(mask << offset)) | ((src1 & mask) << offset);
+}
+inline unsigned int __lastbit_u32_u64(unsigned long long input) { return input == 0 ? (unsigned int)-1 : (unsigned int)__builtin_ctzll(input); }
+inline unsigned int __lastbit_u32_u32(unsigned int input) { return input == 0 ? (unsigned int)-1 : (unsigned int)__builtin_ctz(input); }
+// __builtin_amdgcn_alignbit(hi, lo, s) = low word of (hi:lo) >> (s & 31)
+inline unsigned int __funnelshift_lc(unsigned int lo, unsigned int hi, unsigned int shift) {
+  unsigned int s = shift >= 32 ? 32 : shift;
+  return s == 0 ? hi : (unsigned int)((((unsigned long long)hi << 32) | lo) >> ((32 - s) & 31));
+}
+inline unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int shift) {
+  return shift >= 32 ? hi : (unsigned int)((((unsigned long long)hi << 32) | lo) >> shift);
+}
+inline int __double2int_rd(double x) { return (int)floor(x); }
+inline int __double2int_ru(double x) { return (int)ceil(x); }
+inline long long __double2ll_rd(double x) { return (long long)floor(x); }
+inline long long __double2ll_rn(double x) { return (long long)rint(x); }
+inline long long __double2ll_ru(double x) { return (long long)ceil(x); }
+inline long long __double2ll_rz(double x) { return (long long)x; }
+inline unsigned int __double2uint_rd(double x) { return (unsigned int)floor(x); }
+inline unsigned int __double2uint_rn(double x) { return (unsigned int)rint(x); }
+inline unsigned int __double2uint_ru(double x) { return (unsigned int)ceil(x); }
+inline unsigned int __double2uint_rz(double x) { return (unsigned int)x; }
+inline unsigned long long __double2ull_rd(double x) { return (unsigned long long)floor(x); }
+inline unsigned long long __double2ull_rn(double x) { return (unsigned long long)rint(x); }
+inline unsigned long long __double2ull_ru(double x) { return (unsigned long long)ceil(x); }
+inline unsigned long long __double2ull_rz(double x) { return (unsigned long long)x; }
+inline long long __float2ll_rd(float x) { return (long long)floorf(x); }
+inline long long __float2ll_ru(float x) { return (long long)ceilf(x); }
+inline unsigned int __float2uint_rd(float x) { return (unsigned int)floorf(x); }
+inline unsigned int __float2uint_ru(float x) { return (unsigned int)ceilf(x); }
+inline unsigned long long __float2ull_rd(float x) { return (unsigned long long)floorf(x); }
+inline unsigned long long __float2ull_rn(float x) { return (unsigned long long)rintf(x); }
+inline unsigned long long __float2ull_ru(float x) { return (unsigned long long)ceilf(x); }
+inline unsigned long long __float2ull_rz(float x) { return (unsigned long long)x; }
+inline double __ll2double_rn(long long x) { return (double)x; }
+inline double __ull2double_rn(unsigned long long x) { return (double)x; }
+inline float __ull2float_rn(unsigned long long x) { return (float)x; }
+// xp:host-definable end
+// thread-state builtins: __fns32/__fns64 as the header's loop computes them (the n-th set bit of
+// the 64-bit mask from base, -1 when there is none), the lane masks over the active lanes
+inline int __fns64(unsigned long long mask, unsigned int base, int offset) { return (int)__xp_fns(mask, base, offset, 64); }
+inline int __fns32(unsigned long long mask, unsigned int base, int offset) { return (int)__xp_fns(mask, base, offset, 64); }
+inline unsigned long long __lanemask_gt() {
+  unsigned lane = __lane_id();
+  unsigned long long ballot = __ballot64(1);
+  return lane == 63 ? 0ull : (~0ull << (lane + 1)) & ballot;
+}
+inline long long __clock64() { return clock64(); }
+inline long long __clock() { return __clock64(); }
 inline int __builtin_amdgcn_ds_bpermute(int addr, int v) { return xp::gpu::shfl(~0ull, v, xp::gpu::SHFL_RAW, addr >> 2, 64); }
 inline int __builtin_amdgcn_readfirstlane(int v) {
   xp::gpu::require_device("__builtin_amdgcn_readfirstlane");
@@ -551,6 +623,8 @@ inline int __builtin_amdgcn_readfirstlane(int v) {
 inline int __builtin_amdgcn_readlane(int v, int lane) { return xp::gpu::shfl(~0ull, v, xp::gpu::SHFL_RAW, lane, 64); }
 inline unsigned __builtin_amdgcn_mbcnt_lo(unsigned m, unsigned c) { return c + __builtin_popcount(m & (unsigned)((xp::gpu::lane_bit() - 1) & 0xffffffffu)); }
 inline unsigned __builtin_amdgcn_mbcnt_hi(unsigned m, unsigned c) { return c + __builtin_popcount(m & (unsigned)((xp::gpu::lane_bit() - 1) >> 32)); }
+inline unsigned int __mbcnt_lo(unsigned int x, unsigned int y) { return __builtin_amdgcn_mbcnt_lo(x, y); }
+inline unsigned int __mbcnt_hi(unsigned int x, unsigned int y) { return __builtin_amdgcn_mbcnt_hi(x, y); }
 inline void __builtin_amdgcn_s_barrier() { __syncthreads(); }
 inline void __builtin_amdgcn_wave_barrier() { __syncwarp(); }
 inline void __builtin_amdgcn_s_waitcnt(int) {}
