@@ -387,6 +387,13 @@ def inventory(cuda_inc: Path, hip_inc: Path) -> dict:
         return out
 
     runtime = rc.cuda_names(cuda_inc)
+    # the value macros of texture_types.h (cudaTextureType1D ...), which runtime_coverage's
+    # HEADERS reads for enums and types only
+    have = {n.name for n in runtime}
+    tex = cuda_inc / "texture_types.h"
+    if tex.is_file():
+        runtime += [n for n in rc.names_of("texture_types.h", tex.read_text(errors="replace"), ("macros",))
+                    if n.name not in have]
     seen = {n.name for n in runtime}       # one header per name: the runtime's (CUuuid is in both)
     cuda = runtime + [n for n in cuda_driver_names(cuda_inc) if n.name not in seen]
     return {
