@@ -42,6 +42,26 @@ _KEYWORD_TYPES = {"void", "char", "short", "int", "long", "float", "double", "si
 _DECL_SKIP = {"CONST", "VOLATILE", "RESTRICT", "STATIC", "EXTERN", "CONSTEXPR", "INLINE"}
 
 
+def _launch_arguments(toks: list[Token], k: int) -> list[Token] | None:
+    """The argument tokens of a launch ``<<<config>>>(args)`` starting at ``toks[k]`` (``<<``
+    then ``<``), or None when ``toks[k]`` does not start one."""
+    if k + 1 >= len(toks) or toks[k].type != "LSHIFT" or toks[k + 1].type != "LT":
+        return None
+    depth = 0
+    for j in range(k + 2, len(toks)):
+        kind = toks[j].type
+        if kind in ("LPAREN", "LBRACKET", "LBRACE"):
+            depth += 1
+        elif kind in ("RPAREN", "RBRACKET", "RBRACE"):
+            depth -= 1
+        if kind == "SEMI" or depth < 0:
+            return None
+        if depth == 0 and kind == "RSHIFT" and j + 2 < len(toks) and toks[j + 1].type == "GT" and \
+                toks[j + 2].type == "LPAREN":
+            return toks[j + 3: _match(toks, j + 2)]
+    return None
+
+
 class TemplateError(Exception):
     def __init__(self, message: str, tok: Token | None, construct: str | None = None):
         super().__init__(message)
@@ -345,6 +365,14 @@ class Instantiator:
                 if nxt is not None and nxt.type == "LPAREN" and not self._is_declarator(out):
                     pclose = _match(toks, k + 1)
                     args = self._deduce(t, _split(toks[k + 2: pclose]), view)
+                    out.append(Token("ID", self._request(t, args), t.lineno, t.column, t.filename))
+                    k += 1
+                    continue
+                launch_args = _launch_arguments(toks, k + 1)
+                if launch_args is not None:
+                    # kernel<<<grid, block>>>(args) of a kernel template: deduced from the
+                    # launch's arguments like a call
+                    args = self._deduce(t, _split(launch_args), view)
                     out.append(Token("ID", self._request(t, args), t.lineno, t.column, t.filename))
                     k += 1
                     continue

@@ -317,3 +317,44 @@ def test_lambda_functor_arguments(tmp_path):
     run_kernel(path, args=[x, y, out, 40], program=program, source=program.source, strict=True)
     np.testing.assert_array_equal(y, x + 1)
     np.testing.assert_array_equal(out, 9 * np.arange(1, 5, dtype=np.float32))
+
+
+KERNEL_TEMPLATE_LAUNCHED_FROM_A_TEMPLATE = r"""
+#include <cuda_runtime.h>
+template <class T>
+static __device__ T twice(T v) { return v + v; }
+template <class T>
+static __global__ void twice_kernel(const T * x, T * dst, const int n) {
+    const int i = blockDim.x*blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    dst[i] = twice(x[i]);
+}
+template <class T>
+static void twice_cuda(const T * x, T * dst, const int n, cudaStream_t stream) {
+    twice_kernel<<<(n + 255) / 256, 256, 0, stream>>>(x, dst, n);
+}
+extern "C" void run(const float * x, float * dst, int n) {
+    float *dx, *dd;
+    cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dd, n * sizeof(float));
+    cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+    twice_cuda(dx, dd, n, 0);
+    cudaMemcpy(dst, dd, n * sizeof(float), cudaMemcpyDeviceToHost);
+    cudaFree(dx); cudaFree(dd);
+}
+"""
+
+
+def test_a_kernel_template_launched_from_a_template_is_deduced_from_the_launch(tmp_path):
+    """ggml's launchers: ``k<<<g, b, 0, s>>>(x, ...)`` inside a host template, the kernel's
+    template arguments deduced from the launch's arguments (the kernel used to be dropped and
+    the launch left naming the template)."""
+    path = _write(tmp_path, "twice.cu", KERNEL_TEMPLATE_LAUNCHED_FROM_A_TEMPLATE)
+    import platforms
+
+    program = parse_source(path.read_text(), "cuda", str(path))
+    assert "twice_kernel_float<<<" in platforms.module("cuda", "backend").emit(program)
+    n = 300
+    x = np.random.default_rng(2).random(n, dtype=np.float32)
+    y = np.zeros(n, np.float32)
+    run_kernel(path, args=[x, y, n], program=program, strict=True)
+    np.testing.assert_array_equal(y, x + x)
