@@ -462,6 +462,9 @@ class _Walker(c_ast.NodeVisitor):
                 # a field of a struct local (v.x = ...) or of an array element (a[i].x):
                 # the whole struct / element is the unit that is written (and read)
                 self.lvalue(base, True, node)
+            case c_ast.StructRef(name=base, type="->"):
+                # p->f = ...: a store into the struct p points at, as (*p).f
+                self.lvalue(c_ast.UnaryOp("*", base, coord=lv.coord), True, node)
             case _:
                 self.problems.append(("XP-BIND-003", f"unsupported assignment target "
                                       f"({type(lv).__name__})", node))

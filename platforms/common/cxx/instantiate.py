@@ -1352,9 +1352,11 @@ class Printer:
             owner = inst.owner.name
             first = body_text.index("{") + 1
             last = body_text.rindex("}")
-            body_text = (body_text[:first] + f" {owner} self_; {owner} *this_ = &self_; " +
+            # the object as a one-element local array: ``this_->f`` stays valid C and is a store
+            # into a local the access analyses trace (a pointer to a struct local is not)
+            body_text = (body_text[:first] + f" {owner} this_[1]; " +
                          " ".join(f"this_->{f} = {v};" for f, v in inits) + body_text[first:last] +
-                         " return self_; " + body_text[last:])
+                         " return this_[0]; " + body_text[last:])
         text = self.gap(start, body.extent.start.offset, sc) + body_text + \
             self.gap(body.extent.end.offset, pe, sc)
         protos = [self.lambda_prototype(n, sc) for n in inst.const_args.values() if n.startswith("__xp_lambda_")]
