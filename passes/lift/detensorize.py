@@ -304,12 +304,15 @@ class Detensorizer:
                 or form["ret"] in ("", "void"):
             return None
         m = re.fullmatch(r"\s*return\s+(.*?);\s*", form["body"], re.S)
-        if m is None:
-            return None
         used: set = set()
         try:
+            if m is None:
+                raise bl.InstantiationError("XP-DETENSOR-004", "its reference body is not one return expression")
             text = bl.lower_text(m.group(1), self.arch_group, used)
-        except bl.InstantiationError:
+        except bl.InstantiationError as exc:
+            # e.g. __is_dram (asks the virtual device for the pointer's memory space)
+            self.diag("XP-DETENSOR-004", f"'{name}' returns a value that the translation cannot "
+                      f"compute: {exc}", call, name)
             return None
         expr = bl.parse_block(f"__xpd_r = ({form['ret']})({text});").block_items[0].rvalue
         argmap = {pname: (ptype, a) for (ptype, pname), a in zip(form["params"], args)}

@@ -35,10 +35,10 @@ Summary
       detensorize, ``#pragma GCC optimize("fp-contract=off")`` (the emulator compiles with
       ``-ffp-contract=off``, so float results match bit for bit).
     * ``form=flat`` (the input of the GPU lowering ``loop_bind``): instead of the launch
-      emulation, every launch with a compile-time configuration (the kernel-only entry's default
-      launch, or ``k<<<dim, ktype, q>>>`` with ``cnrtDim3_t dim = {x, y, z}``, or ``dim.x = ..; dim.y = ..; dim.z = ..;``
-      constant stores in the declaring block before the launch, and a function
-      type constant) becomes ``for (int taskId = 0; taskId < x*y*z; ++taskId)
+      emulation, every launch (the kernel-only entry's default launch, or ``k<<<dim, ktype,
+      q>>>`` with ``cnrtDim3_t dim = {x, y, z}``, or ``dim.x = ..; dim.y = ..; dim.z = ..;``
+      stores in the declaring block before the launch, or any other ``dim`` variable, and a
+      function type constant) becomes ``for (int taskId = 0; taskId < x*y*z; ++taskId)
       k__task(args, taskIdX, ..., coreDim)`` with every built-in a plain expression of
       ``taskId`` and the launch constants (same numbering as above); the on-chip buffers a
       kernel uses become locals of ``k__task`` (private to a task), so ``inline`` leaves one
@@ -49,8 +49,16 @@ Summary
       ``xp_sram_b + clusterId * D``; barriers at the kernel's top level split it into phases
       ``k__phaseI``, run one after the other over all tasks (loop fission: every task reaches
       the barrier before any continues); MPU participants run as a loop over the clusters
-      (``coreId = 0x80``, ``taskId = 4c``) before the tasks of each phase. In the task
-      functions a select between two pointers into one buffer (ping-pong buffers: ``c ? ping
+      (``coreId = 0x80``, ``taskId = 4c``) before the tasks of each phase; a kernel that
+      begins with Cambricon's ``if (__is_mpu()) return;`` (also ``coreId == 0x80``,
+      ``!__is_ipu()``; only declarations without calls or writes before it) loses that
+      statement and runs no MPU participant: the compute cores never take it and the memory
+      core does nothing before leaving (``strip_mpu_exits``). Launch dimensions computed on the
+      host at run time are taken: a field given by a side-effect-free expression over host
+      parameters and locals that are never written becomes that expression over runner
+      parameters ``xp_h_<name>`` (the launch passes the values), any other field a runner
+      parameter ``xp_dim_<f>`` receiving ``dim.<f>`` at the launch (``_launch_config``). In the
+      task functions a select between two pointers into one buffer (ping-pong buffers: ``c ? ping
       : pong``) becomes that buffer plus a selected offset (``passes/lift/pointer_select.py``, its
       legality there), so the lowering traces one buffer. A local that a
       later phase reads is rematerialized there (its declaration copied to the start of the
@@ -59,8 +67,11 @@ Summary
       built-ins, never-written parameters and such locals (no memory, calls or side effects):
       the same task computes the same value in every phase (``_remat``). Refused
       (XP-TASK-011): other locals or task-private buffers used on both sides of a barrier, a return
-      before a barrier, other SRAM shapes, on-chip buffers used by device functions, cluster
-      state with more than one group; non-constant launches (XP-TASK-012). NRAM contents do
+      before a barrier, other SRAM shapes, SRAM used by device functions, ``sizeof`` / ``&`` of
+      an on-chip buffer in a device function (other uses are passed: file-scope task-private
+      buffers a device function names become its trailing parameters, ``_buffer_params``), cluster
+      state with more than one group (or a run-time number of tasks); a function type that is
+      not a compile-time constant (XP-TASK-012). NRAM contents do
       not carry from one task to the next (a BANG program that relied on that would read
       uninitialised memory on hardware too).
 Requires
@@ -271,6 +282,86 @@ def _ids(node) -> set[str]:
 
 
 # ------------------------------------------------------------------------------ analysis
+def _array_identity_uses(body, names: set) -> dict:
+    """{buffer: 'sizeof' | 'the address'} for ``sizeof b`` / ``&b`` over names of ``names``
+    in ``body``: where an array and a pointer to its first element differ."""
+    out = {}
+    for n in bl.walk(body):
+        if isinstance(n, c_ast.UnaryOp) and n.op in ("sizeof", "&") and isinstance(n.expr, c_ast.ID) \
+                and n.expr.name in names:
+            out.setdefault(n.expr.name, "sizeof" if n.op == "sizeof" else "the address")
+    return out
+
+
+def _is_mpu_test(e) -> bool:
+    """``__is_mpu()``, ``!__is_ipu()``, ``coreId == 0x80`` / ``0x80 == coreId`` (HDR: the MPU
+    is the participant with ``coreId == 0x80``)."""
+    if isinstance(e, c_ast.FuncCall) and _call_name(e) == "__is_mpu" and not (e.args and e.args.exprs):
+        return True
+    if isinstance(e, c_ast.UnaryOp) and e.op == "!" and isinstance(e.expr, c_ast.FuncCall) \
+            and _call_name(e.expr) == "__is_ipu" and not (e.expr.args and e.expr.args.exprs):
+        return True
+    if isinstance(e, c_ast.BinaryOp) and e.op == "==":
+        for a, b in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(a, c_ast.ID) and a.name == "coreId" and isinstance(b, c_ast.Constant) \
+                    and b.type == "int" and _int_value(b.value) == 0x80:
+                return True
+    return False
+
+
+def _int_value(text: str):
+    try:
+        return int(text.rstrip("uUlL"), 0)
+    except ValueError:
+        return None
+
+
+def _mpu_exit_index(fd) -> int | None:
+    """Index of a leading ``if (__is_mpu()) return;`` in kernel ``fd``'s body: no else, a plain
+    ``return;`` (or ``{ return; }``), preceded only by declarations whose initializers call
+    nothing and write nothing (so the memory core does nothing observable before it leaves)."""
+    for k, s in enumerate(fd.body.block_items or []):
+        if isinstance(s, c_ast.If):
+            body = s.iftrue
+            if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1:
+                body = body.block_items[0]
+            if s.iffalse is None and _is_mpu_test(s.cond) and isinstance(body, c_ast.Return) and body.expr is None:
+                return k
+            return None
+        if not isinstance(s, c_ast.Decl) or isinstance(s.type, c_ast.FuncDecl):
+            return None
+        if s.init is not None and any(isinstance(n, (c_ast.FuncCall, c_ast.Assignment))
+                                      or (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"))
+                                      for n in bl.walk(s.init)):
+            return None
+    return None
+
+
+def strip_mpu_exits(program):
+    """(program', kernels): kernels that begin with the ``if (__is_mpu()) return;`` idiom of
+    Cambricon's samples (MOG §4.2) lose that statement, and their names are returned. Exact:
+    the compute cores' ``coreId`` is never 0x80 (their test is false, the statement a no-op)
+    and the memory core leaves before doing anything, so such a kernel needs no MPU
+    participant at all (form=flat then runs the compute-core tasks only)."""
+    names: set[str] = set()
+    ast = None
+    for k, ext in enumerate(program.ast.ext):
+        if isinstance(ext, c_ast.FuncDef) and _is_kernel(ext):
+            at = _mpu_exit_index(ext)
+            if at is None:
+                continue
+            if ast is None:
+                ast = copy.copy(program.ast)
+                ast.ext = list(program.ast.ext)
+            fd = copy.deepcopy(ext)
+            del fd.body.block_items[at]
+            ast.ext[k] = fd
+            names.add(fd.decl.name)
+    if ast is None:
+        return program, names
+    return replace(program, ast=ast), names
+
+
 class Lift:
     """Legality analysis and rewrite of one program (``check()`` never mutates)."""
 
@@ -278,6 +369,9 @@ class Lift:
         import platforms
 
         program = rename_shadowing_locals(program)
+        self.mpu_exits: set[str] = set()
+        if form == "flat":
+            program, self.mpu_exits = strip_mpu_exits(program)
         self.program = program
         self.omp = omp
         self.form = form
@@ -381,16 +475,22 @@ class Lift:
                             out.append(("XP-TASK-011", f"task-private buffer '{b}' of '{kname}' is used on "
                                         "both sides of a barrier", ext, b))
             elif set(ext.decl.funcspec or []) & {"__mlu_func__", "__mlu_device__"}:
-                bad = sorted(_ids(ext.body) & onchip)
+                used = _ids(ext.body)
+                bad = sorted(used & file_sram)
                 if bad:
-                    out.append(("XP-TASK-011", f"device function '{ext.decl.name}' uses the on-chip buffer "
-                                f"'{bad[0]}' (task-private buffers are locals of the kernel)", ext, bad[0]))
+                    out.append(("XP-TASK-011", f"device function '{ext.decl.name}' uses the cluster-shared "
+                                f"buffer '{bad[0]}' (SRAM is supported in kernel bodies only)", ext, bad[0]))
+                for b, why in sorted(_array_identity_uses(ext.body, used & onchip).items()):
+                    out.append(("XP-TASK-011", f"device function '{ext.decl.name}' takes {why} of the on-chip "
+                                f"buffer '{b}' (it receives the task's buffer as a pointer parameter)", ext, b))
             else:
                 for n in bl.walk(ext.body):
                     lp = _launch_of(n)
-                    if lp is not None and self._const_launch(ext, lp) is None:
-                        out.append(("XP-TASK-012", "the launch configuration is not a compile-time constant "
-                                    "(a cnrtDim3_t initialised with {x, y, z} or set field by field before the launch, and a function type constant)",
+                    if lp is not None and self._launch_config(ext, lp) is None:
+                        out.append(("XP-TASK-012", "the launch's function type is not a compile-time constant "
+                                    "(a CNRT_FUNC_TYPE_* / cnrtFuncType* name, a number, or a never-assigned local "
+                                    "initialised with one), or its dimension is not a variable or field "
+                                    "(the task numbering coreId/clusterId follows from the function type)",
                                     n, lp[0].name))
         return out
 
@@ -447,6 +547,150 @@ class Lift:
         if ktype not in KTYPES.values():
             return None
         return exprs, ktype
+
+    def _launch_config(self, fd, lp):
+        """(dims, ktype, extra) of launch ``k<<<dim, ktype, q>>>`` in host function ``fd`` for
+        form=flat, or None when the function type is not a compile-time constant (or ``dim`` is
+        not a variable or a field of one). ``dims`` are the three task-count expressions the
+        runner's task loop uses; ``extra`` the runner parameters they need, ``(name, C type,
+        argument at the launch)``:
+
+        * a field given at compile time (constants, file-scope names): itself;
+        * a field computed on the host from the function's parameters and locals, each never
+          assigned after its declaration (``{(n + 63) / 64, 1, 1}``, or ``d.x = blocks;``): the
+          same expression over runner parameters ``xp_h_<name>`` that receive those values
+          (the runner runs at the launch, where they hold the same values);
+        * any other field (set under a condition, read from memory, a variable written more
+          than once): ``xp_dim_<f>``, receiving ``dim.<f>`` as the launch reads it."""
+        cfg = lp[1]
+        if not cfg:
+            return None
+        kt = cfg[1] if len(cfg) > 1 else c_ast.Constant("int", "1")
+        ktype = self._const_ktype(fd, kt)
+        if ktype is None:
+            return None
+        const = self._const_launch(fd, lp)
+        if const is not None and all(self._file_scope_expr(fd, e) for e in const[0]):
+            return const[0], const[1], []
+        dim = cfg[0]
+        t = dim
+        while isinstance(t, c_ast.StructRef) and t.type == ".":
+            t = t.name
+        if not isinstance(t, c_ast.ID):
+            return None
+        exprs = self._dim_exprs(fd, dim)
+        dims, extra, seen = [], [], set()
+        for k, f in enumerate("xyz"):
+            e = exprs[k] if exprs is not None else None
+            names = self._host_names(fd, e) if e is not None else None
+            if names is None:
+                extra.append((f"xp_dim_{f}", "int", c_ast.Cast(bl.parse_block("__r = (int)0;").block_items[0].rvalue.to_type,
+                                                                   c_ast.StructRef(copy.deepcopy(dim), ".", c_ast.ID(f)))))
+                dims.append(c_ast.ID(f"xp_dim_{f}"))
+                continue
+            holder = c_ast.ExprList([copy.deepcopy(e)])
+            _substitute(holder, {v: c_ast.ID(f"xp_h_{v}") for v in names})
+            e = holder.exprs[0]
+            for v, ty in sorted(names.items()):
+                if v not in seen:
+                    seen.add(v)
+                    extra.append((f"xp_h_{v}", ty, c_ast.ID(v)))
+            dims.append(e)
+        return dims, ktype, extra
+
+    @staticmethod
+    def _const_ktype(fd, kt):
+        decls = {n.name: n for n in bl.walk(fd.body) if isinstance(n, c_ast.Decl) and n.name}
+        assigned = {n.lvalue.name for n in bl.walk(fd.body)
+                    if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID)}
+        if isinstance(kt, c_ast.ID) and kt.name in decls and kt.name not in assigned:
+            kt = decls[kt.name].init
+        if isinstance(kt, c_ast.ID) and kt.name in FUNC_TYPES:
+            ktype = FUNC_TYPES[kt.name]
+        elif isinstance(kt, c_ast.Constant) and kt.type == "int":
+            ktype = _int_value(kt.value)
+        else:
+            return None
+        ktype = 1 if ktype == 0 else ktype
+        return ktype if ktype in KTYPES.values() else None
+
+    @staticmethod
+    def _function_names(fd) -> dict:
+        """Names a host function declares (parameters and locals) -> their declarations."""
+        out: dict = {}
+        for p in _params(fd):
+            out.setdefault(p.name, []).append(p)
+        for n in bl.walk(fd.body):
+            if isinstance(n, c_ast.Decl) and n.name:
+                out.setdefault(n.name, []).append(n)
+        return out
+
+    def _file_scope_expr(self, fd, e) -> bool:
+        """``e`` names nothing that ``fd`` declares (it means the same inside the runner)."""
+        local = self._function_names(fd)
+        return not any(isinstance(n, c_ast.ID) and n.name in local for n in bl.walk(e))
+
+    def _host_names(self, fd, e) -> dict | None:
+        """{name: C type} of the parameters and locals of ``fd`` that side-effect-free ``e``
+        reads, when each is declared once with an arithmetic scalar type and never written
+        (no assignment, increment or address); None when ``e`` is not such an expression."""
+        from platforms.common.generator import type_text
+
+        local = self._function_names(fd)
+        written = set()
+        for n in bl.walk(fd.body):
+            t = None
+            if isinstance(n, c_ast.Assignment):
+                t = n.lvalue
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+                t = n.expr
+            while isinstance(t, (c_ast.StructRef, c_ast.ArrayRef)):
+                t = t.name
+            if isinstance(t, c_ast.ID):
+                written.add(t.name)
+        out = {}
+        for n in bl.walk(e):
+            ok = isinstance(n, (c_ast.Constant, c_ast.BinaryOp, c_ast.TernaryOp, c_ast.Cast, c_ast.Typename,
+                                c_ast.TypeDecl, c_ast.IdentifierType, c_ast.ID)) \
+                or (isinstance(n, c_ast.UnaryOp) and n.op in ("-", "+", "~", "!", "sizeof"))
+            if not ok:
+                return None
+            if isinstance(n, c_ast.ID) and n.name in local:
+                ds = local[n.name]
+                d = ds[0]
+                if len(ds) != 1 or n.name in written or not isinstance(d.type, c_ast.TypeDecl) \
+                        or not isinstance(d.type.type, c_ast.IdentifierType) or set(d.storage or []) - {"const"}:
+                    return None
+                t = copy.deepcopy(d.type)
+                t.quals = [q for q in t.quals or [] if q != "const"]
+                out[n.name] = type_text(t)
+        return out
+
+    def _dim_exprs(self, fd, dim):
+        """``[x, y, z]`` expressions a variable dimension is given (its ``{x, y, z}``
+        initializer when it is never written otherwise, or its one store per field before the
+        launch, see ``_field_stores``), or None."""
+        if not isinstance(dim, c_ast.ID):
+            return None
+        decls = [n for n in bl.walk(fd.body) if isinstance(n, c_ast.Decl) and n.name == dim.name]
+        if len(decls) != 1:
+            return None
+        decl = decls[0]
+        touched = False
+        for n in bl.walk(fd.body):
+            t = None
+            if isinstance(n, c_ast.Assignment):
+                t = n.lvalue
+            elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
+                t = n.expr
+            while isinstance(t, (c_ast.StructRef, c_ast.ArrayRef)):
+                t = t.name
+            touched |= isinstance(t, c_ast.ID) and t.name == dim.name
+        if decl.init is None:
+            return self._field_stores(fd, decl, dim)
+        if touched or not isinstance(decl.init, c_ast.InitList) or not 1 <= len(decl.init.exprs) <= 3:
+            return None
+        return list(decl.init.exprs) + [c_ast.Constant("int", "1")] * (3 - len(decl.init.exprs))
 
     @staticmethod
     def _field_stores(fd, decl, dim):
@@ -642,7 +886,7 @@ class Lift:
 
         self.ast = copy.deepcopy(self.program.ast)
         text = platforms.module("bang", "backend").emit(self.program)
-        self.mpu = set(platforms.module("bang", "kernels").mpu_kernels(text))
+        self.mpu = set(platforms.module("bang", "kernels").mpu_kernels(text)) - self.mpu_exits
         if self.form == "flat":
             return self._run_flat()
         self.kernels = {e.decl.name: e for e in self.ast.ext if isinstance(e, c_ast.FuncDef) and _is_kernel(e)}
@@ -723,6 +967,7 @@ class Lift:
                 ext.storage = [x for x in ext.storage or [] if x not in ("__mlu_const__",)]
             kept.append(ext)
         self.ast.ext = kept
+        self._buffer_params()
         self.ctx_funcs = self._ctx_functions()
         # runners: one function per kernel and distinct launch configuration, running the task
         # loop; the kernel-only entry's runner is the entry itself (its default launch)
@@ -730,13 +975,13 @@ class Lift:
         entry = self.program.entry
         if entry is not None and entry.kind == "kernel" and entry.name in self.kernels:
             dim, ktype = self._default_launch()
-            self._runner(entry.name, [c_ast.Constant("int", str(d)) for d in dim], ktype)
+            self._runner(entry.name, [c_ast.Constant("int", str(d)) for d in dim], ktype, [])
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.FuncDef) and not _is_kernel(ext):
                 for n in bl.walk(ext.body):
                     lp = _launch_of(n)
                     if lp is not None:
-                        self._runner(lp[0].name, *self._const_launch(ext, lp))
+                        self._runner(lp[0].name, *self._launch_config(ext, lp))
         out: list = []
         for ext in self.ast.ext:
             if isinstance(ext, c_ast.FuncDef):
@@ -772,6 +1017,50 @@ class Lift:
                                                    "task_local_buffers": len(self.flat_bufs),
                                                    "pointer_selects_folded": self.selects}
         return self.ast, facts
+
+    def _buffer_params(self) -> None:
+        """File-scope task-private buffers (``__nram__`` / ``__wram__`` / ``__ldram__``) that
+        device functions use: each such function (and each one calling it, transitively) takes
+        them as trailing parameters of the declared type (``float buf[N]`` -> ``float *``), and
+        every call passes them on; a kernel then declares them as locals of its task function,
+        as for the buffers its own body names. Exact: a device function runs inside one task,
+        and the legality check refused ``sizeof`` / ``&`` of such a buffer there (the only
+        uses where an array and a pointer to its first element differ)."""
+        funcs = {e.decl.name: e for e in self.ast.ext if isinstance(e, c_ast.FuncDef)
+                 and not _is_kernel(e) and set(e.decl.funcspec or []) & {"__mlu_func__", "__mlu_device__"}}
+        need = {name: [b for b in self.flat_bufs if b in _ids(fd.body)] for name, fd in funcs.items()}
+        changed = True
+        while changed:
+            changed = False
+            for name, fd in funcs.items():
+                for n in bl.walk(fd.body):
+                    callee = _call_name(n)
+                    if callee in need and callee != name:
+                        for b in need[callee]:
+                            if b not in need[name]:
+                                need[name].append(b)
+                                changed = True
+        order = list(self.flat_bufs)
+        need = {k: sorted(v, key=order.index) for k, v in need.items() if v}
+        self.buffer_params = need
+        if not need:
+            return
+        for ext in self.ast.ext:
+            fdecl = ext.decl if isinstance(ext, c_ast.FuncDef) else ext
+            if isinstance(fdecl, c_ast.Decl) and isinstance(fdecl.type, c_ast.FuncDecl) and fdecl.name in need:
+                fdecl.type.args = fdecl.type.args or c_ast.ParamList([])
+                extra = []
+                for b in need[fdecl.name]:
+                    d = copy.deepcopy(self.flat_bufs[b])
+                    extra.append(c_ast.Decl(b, [q for q in d.quals or [] if q != "const"], [], [], [], d.type,
+                                            None, None))
+                fdecl.type.args.params = [p for p in fdecl.type.args.params if not _is_void(p)] + extra
+            if isinstance(ext, c_ast.FuncDef):
+                for n in bl.walk(ext.body):
+                    callee = _call_name(n)
+                    if callee in need and isinstance(n, c_ast.FuncCall):
+                        n.args = n.args or c_ast.ExprList([])
+                        n.args.exprs = list(n.args.exprs) + [c_ast.ID(b) for b in need[callee]]
 
     def _kernel_flat(self, fd) -> list:
         """``k`` -> ``static void k__task(params, [T *xp_sram_b, ...,] int taskIdX, ..., int
@@ -819,9 +1108,13 @@ class Lift:
             fnames.append(fname)
         entry = self.program.entry
         shared = bool(srams) or len(phases) > 1 or name in self.mpu
-        for _key, dims, ktype, rname in self.runners.get(name, []):
+        for _key, dims, ktype, rname, extra in self.runners.get(name, []):
             decl = copy.deepcopy(kernel.decl)
             _rename_function(decl, rname)
+            if extra:
+                decl.type.args = decl.type.args or c_ast.ParamList([])
+                decl.type.args.params = [p for p in decl.type.args.params if not _is_void(p)] + \
+                    [bl.parse_decls(f"void f({ty} {pn});")[0].type.args.params[0] for pn, ty, _ in extra]
             decl.funcspec = []
             decl.storage = [] if entry is not None and entry.kind == "kernel" and rname == entry.name else ["static"]
             ncl = 1 if ktype == 1 else ktype // 4
@@ -864,19 +1157,20 @@ class Lift:
                 for d in dims]
         return None if None in vals else vals[0] * vals[1] * vals[2]
 
-    def _runner(self, kernel: str, dims: list, ktype: int) -> str:
+    def _runner(self, kernel: str, dims: list, ktype: int, extra: list) -> str:
         """Name of the function running ``kernel``'s tasks for this launch configuration (the
-        kernel's own name for its first configuration, ``k__cfgN`` for the others)."""
+        kernel's own name for its first configuration, ``k__cfgN`` for the others); ``extra``:
+        the runner parameters the dims read (``_launch_config``), after the kernel's."""
         from pycparser import c_generator
 
         gen = c_generator.CGenerator()
-        key = (tuple(gen.visit(d) for d in dims), ktype)
+        key = (tuple(gen.visit(d) for d in dims), ktype, tuple((pn, ty) for pn, ty, _ in extra))
         known = self.runners.setdefault(kernel, [])
-        for k, _, _, name in known:
+        for k, _, _, name, _ in known:
             if k == key:
                 return name
         name = kernel if not known else f"{kernel}__cfg{len(known)}"
-        known.append((key, [copy.deepcopy(d) for d in dims], ktype, name))
+        known.append((key, [copy.deepcopy(d) for d in dims], ktype, name, list(extra)))
         return name
 
     def _task_loop(self, fname: str, dims: list, ktype: int, args: list, mpu: bool = False) -> c_ast.For:
@@ -1225,8 +1519,10 @@ class Lift:
                 for cname, child in node.children():
                     lp = launch_parts(child)
                     if lp is not None and self.form == "flat":
-                        rname = self._runner(lp[0].name, *self._const_launch(fd, lp))
+                        cfg = self._launch_config(fd, lp)
+                        rname = self._runner(lp[0].name, *cfg)
                         args = list(child.args.exprs) if child.args else []
+                        args += [copy.deepcopy(a) for _, _, a in cfg[2]]
                         new = c_ast.FuncCall(c_ast.ID(rname), c_ast.ExprList(args))
                         canon.replace_child(node, cname, new)
                         v.visit(new)
@@ -1359,7 +1655,7 @@ def _mark_returns(body, done: str) -> None:
              "profile": Option(str, "", "BANG device profile of a kernel-only file's default launch"),
              "form": Option(str, "launch", "launch: group/slot emulation of the launch (any launch, barriers); "
                             "flat: one sequential loop over the tasks with task-private on-chip buffers "
-                            "(constant launches of barrier-free kernels: the input loop_bind lowers)")},
+                            "(launches with a constant function type; the input loop_bind lowers)")},
     requires=("BANG program, detensorized (XP-TASK-006)",
               "cluster/all barriers only at the top level of a kernel (XP-TASK-001, XP-TASK-002)",
               "no split or IPU/MPU-only barriers (XP-TASK-003)",
@@ -1369,7 +1665,7 @@ def _mark_returns(body, done: str) -> None:
               "barrier-crossing locals without initializer lists, no goto in phased kernels (XP-TASK-008)",
               "CNRT calls with a plain C++ equivalent only (XP-TASK-009)",
               "no extern on-chip declarations (XP-TASK-010)",
-              "form=flat: independent tasks (XP-TASK-011), constant launches (XP-TASK-012)"),
+              "form=flat: independent tasks (XP-TASK-011), a constant function type per launch (XP-TASK-012)"),
     guarantees=("same outputs as the BANG program on the virtual device",
                 "plain C++17 that g++ -O2 -march=native -fopenmp compiles"),
     introduces=("k__task / k__phaseN / k__launch functions", "#pragma omp parallel for",

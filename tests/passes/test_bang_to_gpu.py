@@ -188,12 +188,137 @@ def test_flat_form_refuses_barrier_state_it_cannot_recompute(change):
     assert exc.value.diagnostics[0].code == "XP-TASK-011"
 
 
-def test_flat_form_refuses_a_launch_computed_at_run_time():
-    src = HOST.replace("cnrtDim3_t dim = {4, 2, 1};", "cnrtDim3_t dim = {4, 2, 1};\n  dim.x = (int) x[0];")
+def _host_with(params: str, dims: str) -> str:
+    src = HOST.replace("extern \"C\" void run(float *x, float *y)", f"extern \"C\" void run(float *x, float *y{params})")
+    return src.replace("  cnrtDim3_t dim = {4, 2, 1};\n", dims)
+
+
+def test_flat_form_takes_launch_dimensions_computed_on_the_host(tmp_path):
+    # {4, groups / 2, 1} with groups a parameter of the host function: the runner receives
+    # the value (xp_h_groups) and its task loop uses the host expression
+    x = np.linspace(-1, 1, 512).astype(np.float32)
+    y = np.zeros(512, dtype=np.float32)
+    src = _host_with(", int groups", "  int per_x = 4;\n  cnrtDim3_t dim = {per_x, groups / 2, 1};\n")
+    text = check_flat(src, tmp_path, "hostdim", [x, y, 4])
+    assert "xp_h_groups" in text and "xp_h_per_x" in text
+    assert "taskId < xp_h_per_x * (xp_h_groups / 2) * 1" in text
+
+
+def test_flat_form_takes_dimensions_set_under_a_condition(tmp_path):
+    # a field stored under a condition: the runner receives dim.y as the launch reads it
+    x = np.linspace(-1, 1, 512).astype(np.float32)
+    y = np.zeros(512, dtype=np.float32)
+    src = _host_with("", "  cnrtDim3_t dim;\n  dim.x = 4;\n  dim.z = 1;\n  if (x[0] < 0.0f) dim.y = 2; else dim.y = 1;\n")
+    text = check_flat(src, tmp_path, "conddim", [x, y])
+    assert "xp_dim_y" in text and "(int) dim.y" in text
+
+
+def test_flat_form_refuses_a_function_type_chosen_at_run_time():
+    src = HOST.replace("cnrtFunctionType_t ktype = CNRT_FUNC_TYPE_UNION2;",
+                       "cnrtFunctionType_t ktype = CNRT_FUNC_TYPE_UNION2;\n  if (x[0] > 5) ktype = CNRT_FUNC_TYPE_UNION1;")
     prog = run_pass("detensorize", parse_source(src, "bang", "host.mlu"))
     with pytest.raises(PassRefused) as exc:
         run_pass("task_recovery", prog, form="flat")
     assert exc.value.diagnostics[0].code == "XP-TASK-012"
+    assert "function type" in exc.value.diagnostics[0].message
+
+
+def test_flat_form_refuses_cluster_state_with_run_time_dimensions():
+    kernel = PHASED.replace("#include <bang.h>", "#include <bang.h>\n#include <cnrt.h>")
+    host = HOST[HOST.index("extern \"C\""):].replace("twice<<<", "phased<<<").replace(
+        "extern \"C\" void run(float *x, float *y)", "extern \"C\" void run(float *x, float *y, int g)").replace(
+        "cnrtDim3_t dim = {4, 2, 1};", "cnrtDim3_t dim = {4, g, 1};")
+    prog = run_pass("detensorize", parse_source(kernel + host, "bang", "ph.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="flat")
+    assert exc.value.diagnostics[0].code == "XP-TASK-011"
+    assert "non-constant number of" in exc.value.diagnostics[0].message
+
+
+def test_flat_form_drops_the_memory_core_exit_idiom(tmp_path):
+    # 'if (__is_mpu()) return;' first: the memory core does nothing, the compute cores never
+    # take the branch; the barrier/SRAM kernel needs no MPU participant
+    src = PHASED.replace("__mlu_global__ void phased(float *x, float *out) {\n",
+                         "__mlu_global__ void phased(float *x, float *out) {\n  if (__is_mpu()) return;\n")
+    assert src != PHASED
+    x = np.arange(16 * 64, dtype=np.float32)
+    out = np.zeros(16 * 64, dtype=np.float32)
+    text = check_flat(src, tmp_path, "phased", [x, out])
+    assert "0x80" not in text and "__is_mpu" not in text and "xp_c" not in text
+
+
+@pytest.mark.parametrize("guard", ["if (__is_mpu()) { return; }", "if (coreId == 0x80) return;",
+                                   "if (!__is_ipu()) return;"])
+def test_memory_core_exit_spellings(guard):
+    src = PHASED.replace("__mlu_global__ void phased(float *x, float *out) {\n",
+                         "__mlu_global__ void phased(float *x, float *out) {\n  int unused = 3;\n  " + guard + "\n")
+    out = run_pass("task_recovery", run_pass("detensorize", parse_source(src, "bang", "p.mlu")), form="flat")
+    text = platforms.module("vnni", "backend").emit(out)
+    assert "0x80" not in text and "__is_" not in text
+
+
+def test_memory_core_return_after_work_is_still_refused():
+    # the memory core returning after a copy is not the idiom: refused as before
+    src = PHASED.replace("  __sync_cluster();\n", "  if (__is_mpu()) return;\n  __sync_cluster();\n")
+    prog = run_pass("detensorize", parse_source(src, "bang", "p.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="flat")
+    assert exc.value.diagnostics[0].code == "XP-TASK-011"
+
+
+HELPERS = """#include <bang.h>
+#define PER 64
+__nram__ float buf[PER];
+__nram__ float tmp[PER];
+__mlu_func__ void scale(float *dst, float s) {
+  __bang_mul_scalar(tmp, buf, s, PER);
+  __memcpy(dst, tmp, PER * sizeof(float), NRAM2GDRAM);
+}
+__mlu_func__ void load_and_scale(float *src, float *dst, float s) {
+  __memcpy(buf, src, PER * sizeof(float), GDRAM2NRAM);
+  scale(dst, s);
+}
+__mlu_global__ void helpers(float *x, float *y) {
+  load_and_scale(x + taskId * PER, y + taskId * PER, (float) (taskId + 1));
+}
+"""
+
+
+def test_flat_form_passes_file_scope_buffers_to_device_functions(tmp_path):
+    # (XP-TASK-011 before issue 17) the helpers take the task's buffers as parameters, the
+    # one calling the other passes them on; the task function declares them
+    x = np.arange(16 * 64, dtype=np.float32)
+    y = np.zeros(16 * 64, dtype=np.float32)
+    text = check_flat(HELPERS, tmp_path, "helpers", [x, y])
+    assert "scale(float *dst, float s, float buf[PER], float tmp[PER])" in text
+    assert "scale(dst, s, buf, tmp);" in text
+    task = text[text.index("helpers__task("):]
+    assert "float buf[PER];" in task and "float tmp[PER];" in task
+
+
+@pytest.mark.parametrize("change, word", [
+    ("__bang_mul_scalar(tmp, buf, s, PER);", "sizeof"),
+    ("scale(dst, s);", "the address"),
+])
+def test_flat_form_refuses_array_identity_of_a_buffer_in_a_device_function(change, word):
+    new = {"sizeof": "__bang_mul_scalar(tmp, buf, s, sizeof(buf) / sizeof(float));",
+           "the address": "scale(dst, s + (float) (&buf == 0));"}[word]
+    src = HELPERS.replace(change, new)
+    assert src != HELPERS
+    prog = run_pass("detensorize", parse_source(src, "bang", "h.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="flat")
+    d = exc.value.diagnostics[0]
+    assert d.code == "XP-TASK-011" and word in d.message and "'buf'" in d.message
+
+
+def test_flat_form_refuses_sram_in_a_device_function():
+    src = PHASED.replace("__mlu_global__", "__mlu_func__ void peek(float *o) { o[0] = part[0]; }\n__mlu_global__")
+    prog = run_pass("detensorize", parse_source(src, "bang", "p.mlu"))
+    with pytest.raises(PassRefused) as exc:
+        run_pass("task_recovery", prog, form="flat")
+    d = exc.value.diagnostics[0]
+    assert d.code == "XP-TASK-011" and "cluster-shared" in d.message
 
 
 def test_unknown_form_is_refused():

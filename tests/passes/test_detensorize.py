@@ -264,6 +264,12 @@ def test_refuses_intrinsic_inside_an_expression():
         == "XP-DETENSOR-002"
 
 
+def test_refuses_value_builtin_without_plain_c_body():
+    # __is_dram asks the virtual device for the pointer's memory space: a clear refusal
+    # instead of an output that does not build
+    assert _refused("__mlu_global__ void k(float *x) { if (__is_dram(x)) x[0] = 1.0f; }") == "XP-DETENSOR-004"
+
+
 def test_refuses_undeducible_template_argument():
     assert _refused("__mlu_global__ void k(void *p) { __bang_add(p, p, p, 64); }") == "XP-DETENSOR-003"
 
