@@ -40,6 +40,7 @@ Example
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import replace
 
 from pycparser import c_ast
@@ -219,6 +220,15 @@ def _rewrite_call(call, env: _Env) -> tuple[c_ast.Node | None, str | None]:
     if fn in MEM:
         return c_ast.FuncCall(c_ast.ID(MEM[fn], call.name.coord), call.args, call.coord), None
     types = [env.type_of(a) for a in args]
+    explicit = re.fullmatch(r"(max|min)\s*<\s*([A-Za-z_][\w ]*?)\s*>", fn or "")
+    if explicit and len(args) == 2 and not any(canon.has_side_effects(x) for x in args):
+        # std::min<T>(a, b): both operands converted to T, then compared as T
+        fn, tname = explicit.groups()
+        a, b = (c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
+                                                                          c_ast.IdentifierType(tname.split()))),
+                           copy.deepcopy(x), call.coord) for x in args)
+        cond = c_ast.BinaryOp("<", a, b) if fn == "max" else c_ast.BinaryOp("<", b, a)
+        return c_ast.TernaryOp(cond, copy.deepcopy(b), copy.deepcopy(a), call.coord), None
     if fn in MINMAX:
         if len(args) != 2:
             return None, f"std::{fn} with {len(args)} operands (an initializer list or a comparator)"

@@ -138,3 +138,24 @@ def test_memset_of_a_named_constant_becomes_element_stores():
     assert runs[1][1][20] == 128 and runs[1][2][0] == -128
     wide = _prog(ZP_FILL.replace("int8_t wq[64]", "int16_t wq[64]").replace("int8_t *wout", "int16_t *wout"))
     assert "memset(wq" in _emit(run_pass("memops", run_pass("std_calls", wide)))   # 2-byte elements
+
+
+def test_explicit_template_argument_converts_both_operands():
+    """std::min<int64_t>(1024, x): both operands as int64_t (of different types, which the
+    deduced form refuses), the same values on the virtual device."""
+    text = ('#include <algorithm>\n#include <cstdint>\n'
+            'extern "C" void k(const long long *x, long long *y, int n) {\n'
+            '  for (int i = 0; i < n; ++i) { y[2 * i] = std::min<int64_t>(1024, x[i]);\n'
+            '    y[2 * i + 1] = std::max<int64_t>(x[i], -7); } }\n')
+    src = _prog(text)
+    out = run_pass("std_calls", src)
+    assert "std::" not in _emit(out) and "(int64_t) 1024" in _emit(out)
+    n = 40
+    x = np.random.default_rng(3).integers(-3000, 3000, n).astype(np.int64)
+    results = []
+    for p in (src, out):
+        y = np.zeros(2 * n, np.int64)
+        run_kernel("a.cpp", args=[x, y, n], source=_emit(p), program=p)
+        results.append(y)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[1][0::2], np.minimum(x, 1024))
