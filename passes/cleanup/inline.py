@@ -12,8 +12,13 @@ Summary
     inlined as a block: the scalar parameters become locals initialised with the arguments,
     pointer parameters are substituted (same rule), locals are renamed ``name__iN``, ``return
     e`` becomes an assignment to the declared result (``T x = f(..)`` assigns ``x``, otherwise a
-    temporary ``__xp_rN``), and a top-level ``if (c) return;`` guard becomes ``if (!(c)) {
-    rest }`` (``if (c) { A; return; } else { B }`` chains: ``if (c) { A } else { B; rest }``). Calls are hoisted in evaluation order out of the statement that contains them;
+    temporary ``__xp_rN``). Returns at the ends of the branches of a top-level if / else-if /
+    else chain (and, inside a branch, of its own top-level chains) are structured away: the
+    statements after the chain go into each branch that falls through, and a returned value
+    goes to a result local ``__xp_rv`` of the helper's return type (``if (c) return 0; else if
+    (d) return 1; rest; return e;`` -> ``T rv; if (c) rv = 0; else if (d) rv = 1; else { rest;
+    rv = e; }``; void ``if (c) return; rest`` -> ``if (!(c)) { rest }``), so no goto is
+    introduced. Calls are hoisted in evaluation order out of the statement that contains them;
     helpers no longer referenced and declared ``static`` are removed. A call of an overloaded
     helper (the lift's ``min(int, int)``, ``min(float, float)``, ...) is inlined when exactly
     one overload's parameter types are the arguments' evident types (casts, literals, names
@@ -25,10 +30,13 @@ Requires
     1. The program has an entry function definition (XP-INLINE-001).
     2. At least one call in the entry can be inlined: the helper is defined in the file, not
        (mutually) recursive, declares no ``static`` local, uses no ``goto``/labels/variadic
-       parameters, returns only as its last statement or through top-level ``if (c) return;``
-       guards of a ``void`` helper, reads no file-scope name that the entry shadows, and the
-       call is evaluated unconditionally in its statement (not in a loop condition or
-       increment, not in the right operand of ``&&``/``||`` or a branch of ``?:``)
+       parameters, returns only as its last statement or as the last statement of a branch
+       of a top-level if / else-if / else chain (recursively; not in a loop, a switch or a
+       plain block; every path of a value helper returns; a branch that falls through
+       declares no name the statements after the chain use), reads no file-scope name that
+       the entry shadows, and the call is evaluated unconditionally in its statement (not in
+       a loop condition or increment, not in the right operand of ``&&``/``||`` or a branch
+       of ``?:``)
        (XP-INLINE-002: the entry calls no helper, nothing to do; XP-INLINE-003: it calls
        some, none of them inlinable). Other calls are left as they are.
 Guarantees
@@ -93,19 +101,20 @@ class _Helper:
             if isinstance(n, c_ast.Decl) and "static" in (n.storage or []):
                 return self._no(f"static local '{n.name}'")
         items = list(self.fdef.body.block_items or [])
-        if not self.void and any(_is_value_guard(s) for s in items):
-            items = _value_guards_to_ifs(items, RESULT)
-            if items is None:
-                return self._no("a return that is neither last nor a top-level "
-                                "'if (c) return e;' guard")
-            rt = copy.deepcopy(self.fdef.decl.type.type)
-            _drop_const(rt)
-            rd = c_ast.Decl(RESULT, [], [], [], [], rt, None, None)
-            canon.set_declname(rd, RESULT)
-            items = [rd] + items + [c_ast.Return(c_ast.ID(RESULT))]
-        items = _guards_to_ifs(items, self.void)
-        if items is None:
-            return self._no("a return that is neither last nor a top-level 'if (c) return;' guard")
+        if any(isinstance(s, c_ast.If) and _has_return(s) for s in items):
+            # returns at the ends of if / else-if / else branches: structured (the rest of the
+            # body goes into the branches that fall through); a value goes to a result local
+            items = _returns_to_ifs(items, None if self.void else RESULT)
+            if isinstance(items, str):
+                return self._no(items)
+            if not self.void:
+                rt = copy.deepcopy(self.fdef.decl.type.type)
+                _drop_const(rt)
+                rd = c_ast.Decl(RESULT, [], [], [], [], rt, None, None)
+                canon.set_declname(rd, RESULT)
+                items = [rd] + items + [c_ast.Return(c_ast.ID(RESULT))]
+        elif any(isinstance(s, c_ast.Return) for s in items[:-1]):
+            return self._no(_MISPLACED)
         if items and isinstance(items[-1], c_ast.Return):
             last = items.pop()
             if last.expr is not None:
@@ -139,103 +148,108 @@ class _Helper:
         return used - declared - calls
 
 
-def _guards_to_ifs(items: list, void: bool):
-    """Top-level ``if (c) return;`` (void helper) -> ``if (!(c)) { rest }``; None if other
-    returns make the body unsuitable."""
-    out = []
-    for k, s in enumerate(items):
-        if void and isinstance(s, c_ast.If) and s.iffalse is None and _is_bare_return(s.iftrue):
-            rest = _guards_to_ifs(items[k + 1:], void)
-            if rest is None:
-                return None
-            if rest:
-                out.append(c_ast.If(c_ast.UnaryOp("!", s.cond), c_ast.Compound(rest), None))
-            return out
-        if void and isinstance(s, c_ast.If) and _ends_in_return(s):
-            rest = _guards_to_ifs(items[k + 1:], void)
-            if rest is None:
-                return None
-            pushed = _push_rest(s, rest)
-            if pushed is None:
-                return None
-            out.append(pushed)
-            return out
-        if isinstance(s, c_ast.Return) and k != len(items) - 1:
-            return None
-        out.append(s)
-    return out
-
-
-def _ends_in_return(s) -> bool:
-    """Some branch of the if / else-if chain ``s`` ends with a bare ``return;``."""
-    if isinstance(s, c_ast.If):
-        return _ends_in_return(s.iftrue) or (s.iffalse is not None and _ends_in_return(s.iffalse))
-    items = canon.as_items(s)
-    return bool(items) and isinstance(items[-1], c_ast.Return) and items[-1].expr is None
-
-
-def _push_rest(s, rest: list):
-    """``if (c) { A; return; } else { B } rest`` -> ``if (c) { A } else { B; rest }``: every
-    branch of the chain that does not end with ``return;`` gets a copy of ``rest``; None when a
-    branch returns elsewhere."""
-    if isinstance(s, c_ast.If):
-        t = _push_rest(s.iftrue, rest)
-        f = _push_rest(s.iffalse if s.iffalse is not None else c_ast.Compound([]), rest)
-        if t is None or f is None:
-            return None
-        return c_ast.If(s.cond, t, f, s.coord)
-    items = canon.as_items(s)
-    if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
-        items = items[:-1]
-    else:
-        items = items + copy.deepcopy(rest)
-    if any(isinstance(n, c_ast.Return) for it in items for n in canon.walk(it)):
-        return None
-    return c_ast.Compound(items)
-
-
+_MISPLACED = ("a return that is neither last nor at the end of a branch of a top-level "
+              "if / else-if / else chain")
 RESULT = "__xp_rv"
 
 
-def _value_return(s):
-    if isinstance(s, c_ast.Compound) and len(s.block_items or []) == 1:
-        s = s.block_items[0]
-    return s if isinstance(s, c_ast.Return) and s.expr is not None else None
+def _has_return(s) -> bool:
+    return any(isinstance(n, c_ast.Return) for n in canon.walk(s))
 
 
-def _is_value_guard(s) -> bool:
-    return isinstance(s, c_ast.If) and s.iffalse is None and _value_return(s.iftrue) is not None
+def _terminates(items: list) -> bool:
+    """Every path through ``items`` ends in a ``return`` (the last statement is one, or an
+    if / else whose branches all terminate)."""
+    if not items:
+        return False
+    last = items[-1]
+    if isinstance(last, c_ast.Return):
+        return True
+    return isinstance(last, c_ast.If) and last.iffalse is not None and \
+        _terminates(canon.as_items(last.iftrue)) and _terminates(canon.as_items(last.iffalse))
 
 
-def _value_guards_to_ifs(items: list, rv: str):
-    """Top-level ``if (c) return e; rest; return z;`` (value helper) ->
-    ``if (c) rv = e; else { rest; rv = z; }``; None if other returns make it unsuitable."""
+def _top_declared(items: list) -> set[str]:
+    return {d.name for s in items for d in (s.decls if isinstance(s, c_ast.DeclList) else [s])
+            if isinstance(d, c_ast.Decl) and d.name}
+
+
+def _returns_to_ifs(items: list, rv: str | None):
+    """The statements ``items`` (a helper's body, or a branch with the rest of the body
+    appended) without returns: ``return e;`` at the end becomes ``rv = e;`` (a void helper:
+    nothing, or ``e;``), and an if / else-if / else chain some of whose branches return gets
+    the statements after it pushed into each branch that falls through
+    (``if (c) { A; return x; } else if (d) { B } rest`` -> ``if (c) { A; rv = x; } else if (d)
+    { B; rest } else { rest }``; void ``if (c) return; rest`` -> ``if (!(c)) { rest }``). The
+    reason (a string) when a return is elsewhere (in a loop, a switch, a nested block, not
+    last) or a value helper can fall off its end."""
     out = []
     for k, s in enumerate(items):
-        if _is_value_guard(s):
-            rest = _value_guards_to_ifs(items[k + 1:], rv)
-            if rest is None:
-                return None
-            ret = _value_return(s.iftrue)
-            out.append(c_ast.If(s.cond, c_ast.Compound([c_ast.Assignment("=", c_ast.ID(rv),
-                                                                         ret.expr)]),
-                                c_ast.Compound(rest)))
-            return out
         if isinstance(s, c_ast.Return):
-            if k != len(items) - 1 or s.expr is None:
-                return None
-            out.append(c_ast.Assignment("=", c_ast.ID(rv), s.expr))
+            if k != len(items) - 1:
+                return _MISPLACED
+            if rv is not None:
+                if s.expr is None:
+                    return "a 'return;' in a helper returning a value"
+                out.append(c_ast.Assignment("=", c_ast.ID(rv), s.expr))
+            elif s.expr is not None:
+                out.append(s.expr)
             return out
-        if any(isinstance(n, c_ast.Return) for n in canon.walk(s)):
-            return None
+        if isinstance(s, c_ast.If) and _has_return(s):
+            rest = items[k + 1:]
+            pushed = _push_rest(s, rest, rv)
+            if isinstance(pushed, str):
+                return pushed
+            if pushed is not None:
+                out.append(pushed)
+            return out
+        if _has_return(s):
+            return _MISPLACED
         out.append(s)
-    return None
+    if rv is not None:
+        return "a path that ends without a return"
+    return out
 
 
-def _is_bare_return(s) -> bool:
-    if isinstance(s, c_ast.Compound) and len(s.block_items or []) == 1:
-        s = s.block_items[0]
-    return isinstance(s, c_ast.Return) and s.expr is None
+def _push_rest(s: c_ast.If, rest: list, rv: str | None):
+    """The chain ``s`` with ``rest`` (the statements after it) appended to every branch that
+    falls through, returns removed (``_returns_to_ifs``); the reason (a string) when it cannot
+    be done; None when nothing is left to run (a void guard with an empty rest and a
+    side-effect-free condition)."""
+    branches = []
+    for b in (s.iftrue, s.iffalse):
+        if isinstance(b, c_ast.If):                             # else if: same chain
+            r = _push_rest(b, rest, rv)
+            if isinstance(r, str):
+                return r
+            branches.append(r if r is not None and b is s.iffalse else
+                            c_ast.Compound([r] if r is not None else []))
+            continue
+        own = canon.as_items(b) if b is not None else []
+        if _terminates(own):
+            r = _returns_to_ifs(own, rv)
+        else:
+            # the rest goes into the branch's block: a name declared there must not capture
+            # (or collide with) a name the rest uses or declares
+            if _top_declared(own) & (set().union(*[canon.ids_in(x) for x in rest] or [set()]) |
+                                     _top_declared(rest)):
+                return "a branch declares a name the statements after it use"
+            r = _returns_to_ifs(own + copy.deepcopy(rest), rv)
+        if isinstance(r, str):
+            return r
+        branches.append(c_ast.Compound(r))
+    t, f = branches
+    if isinstance(f, c_ast.Compound) and not f.block_items and s.iffalse is None:
+        f = None
+    if not t.block_items and f is None:
+        if canon.has_side_effects(s.cond):
+            return c_ast.If(s.cond, t, None, s.coord)
+        return None
+    if not t.block_items:                                       # if (c) return; rest
+        if not isinstance(f, c_ast.Compound):
+            f = c_ast.Compound([f])
+        return c_ast.If(c_ast.UnaryOp("!", s.cond), f, None, s.coord)
+    return c_ast.If(s.cond, t, f, s.coord)
 
 
 def _recursive(defs: dict) -> set[str]:
@@ -607,7 +621,7 @@ def _only_cast_uses(name: str, nodes) -> bool:
     options={"rounds": Option(int, 16, "maximum nesting depth inlined")},
     requires=("an entry function definition (XP-INLINE-001)",
               "a call in the entry to a non-recursive helper without static locals / goto, "
-              "returning last or via top-level 'if (c) return;' guards, evaluated "
+              "returning last or at the ends of top-level if / else-if / else branches, evaluated "
               "unconditionally (XP-INLINE-002 no helper call, XP-INLINE-003 none inlinable)"),
     guarantees=("same outputs on the virtual device", "entry name and parameters kept",
                 "unreferenced static helpers removed"),

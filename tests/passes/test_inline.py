@@ -279,3 +279,94 @@ def test_a_void_helper_returning_from_branches_is_inlined(tmp_path, alpha, beta)
     run_kernel(src, args=[a, b, 37, alpha, beta, want])
     run_kernel(dst, args=[a, b, 37, alpha, beta, got], source=text)
     np.testing.assert_array_equal(got, want)
+
+
+VALUE_BRANCHES = r"""
+#include <math.h>
+static double normalize(double ab, double a2, double b2) {
+  if (a2 == 0 && b2 == 0) return 0;
+  else if (ab == 0)
+    return 1;
+  double r = 1 - ab / sqrt(a2 * b2);
+  return r > 0 ? r : 0;
+}
+static int classify(float v, float lo, float hi) {
+  int code = 0;
+  if (v < lo) {
+    if (v < 2 * lo) return -2;
+    code = -1;
+  } else if (v > hi) {
+    float over = v - hi;
+    if (over > hi) { return 3; } else if (over > 1) return 2;
+    code = 1;
+  } else {
+    return 0;
+  }
+  code *= 10;
+  return code;
+}
+static float pick(float a, float b) {
+  if (a > b) { float d = a - b; return d * d; }
+  else { return b - a; }
+}
+extern "C" void k(const float *x, const float *y, float *o, int *c, double *d, int n) {
+  for (int i = 0; i < n; ++i) {
+    double v = normalize((double) x[i] * y[i], (double) x[i] * x[i], (double) y[i] * y[i]);
+    d[i] = v;
+    c[i] = 2 * classify(x[i], -1.0f, 1.5f) + 1;
+    if (classify(y[i], -0.5f, 0.5f) > 0)
+      o[i] = pick(x[i], y[i]) + 1.0f;
+    else
+      o[i] = pick(y[i], x[i]) * 0.5f + (float) normalize(x[i], 0.0, (double) y[i] * y[i]);
+  }
+}
+"""
+
+
+def test_a_value_helper_returning_from_branches_is_inlined(tmp_path):
+    """simsimd's cos normalisation: ``if (c) return 0; else if (d) return 1; rest; return e;``
+    and helpers returning from nested if / else-if / else branches, called in a declaration,
+    an expression and an if condition: inlined (a result local, the rest pushed into the
+    branches that fall through, no goto, no return), same outputs."""
+    prog = parse_source(VALUE_BRANCHES, "vnni", "v.cpp")
+    out = run_pass("inline", prog)
+    text = _emit(out)
+    body = text.split('extern "C"')[1]
+    for name in ("normalize(", "classify(", "pick("):
+        assert name not in body
+    assert "return" not in body and "goto" not in body and "__xp_rv__i" in body
+    src, dst = tmp_path / "v.cpp", tmp_path / "d.cpp"
+    src.write_text(VALUE_BRANCHES)
+    dst.write_text(text)
+    n = 64
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(n) * 3).astype(np.float32)
+    y = (rng.standard_normal(n) * 3).astype(np.float32)
+    x[:4], y[:4] = 0, 0                        # both zero: normalize's first branch
+    y[4:8] = 0                                 # ab == 0
+    x[8:13] = [-5, -1.5, 2, 2.8, 3.5]          # every classify return
+    want = [x, y, np.zeros(n, np.float32), np.zeros(n, np.int32), np.zeros(n, np.float64), n]
+    got = copy.deepcopy(want)
+    run_kernel(src, args=want)
+    run_kernel(dst, args=got, source=text)
+    for a, b in zip(want[2:5], got[2:5]):
+        np.testing.assert_array_equal(a, b)
+    assert set(want[3]) >= {-3, -19, 1, 5, 7, 21}    # the inputs reach every classify return
+
+
+@pytest.mark.parametrize("helper, why", [
+    ("static int f(int a) { if (a > 0) { for (int i = 0; i < a; ++i) if (i * i > a) return i; } "
+     "return 0; }", "neither last"),
+    ("static int f(int a) { if (a > 0) { switch (a) { case 1: return 5; default: break; } } "
+     "return 0; }", "neither last"),
+    ("static int f(int a) { if (a > 0) return 1; else if (a < -3) return 2; }",
+     "ends without a return"),
+    ("static int f(int a) { if (a > 0) { int t = a; a = t; } else return 2; int t = a * 2; "
+     "return t; }", "declares a name"),
+])
+def test_value_helper_returns_it_cannot_place_stay_refused(helper, why):
+    prog = _prog(helper + "\nextern \"C\" void k(int *x, int n) { x[0] = f(n); }\n")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("inline", prog)
+    d = exc.value.diagnostics[0]
+    assert d.code == "XP-INLINE-003" and why in d.message
