@@ -355,10 +355,13 @@ class Instance:
     loop: str | None                     # element-loop bound (body runs for i in [0, loop)) or None
     body: str                            # the reference body, types substituted, lowered to C
     helpers: set[str]
+    ret: str = "void"                    # the return type, types substituted
 
 
-def instantiate(form: dict, arg_types: list[CType], arch_group: int) -> Instance:
-    """Bind the form's template parameters from ``arg_types`` and lower its texts to plain C."""
+def instantiate(form: dict, arg_types: list[CType], arch_group: int, returns: bool = False) -> Instance:
+    """Bind the form's template parameters from ``arg_types`` and lower its texts to plain C.
+    ``returns``: the body may end with ``return E;`` (a value builtin whose result the caller
+    stores); otherwise a ``return`` is refused."""
     binding = bind(form, arg_types)
     used: set[str] = set()
     params = []
@@ -367,11 +370,14 @@ def instantiate(form: dict, arg_types: list[CType], arch_group: int) -> Instance
         params.append(("int" if pt == "mluMemcpyDirection_t" else pt, pname))
     prelude = lower_text(_subst_words(form.get("prelude") or "", binding), arch_group, used)
     body = lower_text(_subst_words(form["body"], binding), arch_group, used)
-    if re.search(r"\breturn\b", body):
+    if re.search(r"\breturn\b", body) and not (returns and not form.get("loop")
+                                                and len(re.findall(r"\breturn\b", body)) == 1
+                                                and re.search(r"\breturn\b[^;]*;\s*$", body)):
         raise InstantiationError("XP-DETENSOR-002", f"{form['name']} returns a value; only statement "
-                                 "intrinsics are inlined")
+                                 "intrinsics and stored results (x = f(...); T x = f(...);) are inlined")
     loop = lower_text(_subst_words(form["loop"], binding), arch_group, used) if form.get("loop") else None
-    return Instance(form, params, prelude, loop, body, used)
+    ret = " ".join(_subst_words(form.get("ret") or "void", binding).split())
+    return Instance(form, params, prelude, loop, body, used, ret)
 
 
 # ------------------------------------------------------------------------------ parsing C text

@@ -22,11 +22,15 @@ Summary
     A call of a value-returning scalar builtin whose reference body is one ``return EXPR;``
     (``__cn_scalar_sin_f32`` ...) becomes ``(R)(EXPR)`` with each parameter ``(P)(arg)``, in
     whatever expression it stands (the argument is evaluated once where the body reads it once).
+    A special instruction that returns a value (``__bang_sum``) is expanded when its result is
+    stored: ``x = f(...);`` (side-effect-free ``x``) or, in a block, ``T x = f(...);`` (non-const;
+    the declaration loses its initializer and the block stores into it).
 
     The result is still BANG C (it runs on the BANG emulator), without the special instructions.
 Requires
     1. Every special-instruction call has a description with a reference body
-       (XP-DETENSOR-001) and is used as a statement (XP-DETENSOR-002).
+       (XP-DETENSOR-001) and is used as a statement, or stored as above when it returns a
+       value (XP-DETENSOR-002).
     2. Its template parameters can be deduced from the argument types (XP-DETENSOR-003).
     3. Its reference body lowers to plain C (no ``std::vector``, no remote SRAM copy:
        XP-DETENSOR-004).
@@ -344,6 +348,7 @@ class Detensorizer:
             return
         slots = statement_slots(node)
         if slots:
+            splices = []
             for container, k in slots:
                 stmt = canon.get_slot(container, k)
                 call = special_call(stmt)
@@ -352,7 +357,19 @@ class Detensorizer:
                     if block is not None:
                         canon.set_slot(container, k, block)
                     continue
+                stored = self._stored_result(stmt, isinstance(k, int))
+                if stored is not None:
+                    call, target, decl = stored
+                    block = self._expand(call, env, result=target)
+                    if block is not None:
+                        if decl is None:
+                            canon.set_slot(container, k, block)
+                        else:
+                            splices.append((container, k, [decl, block]))
+                    continue
                 self._stmt_tree(stmt, env)
+            for container, k, items in reversed(splices):
+                container[k:k + 1] = items
             if isinstance(node, c_ast.If):
                 self._exprs(node.cond)
             if isinstance(node, c_ast.For):
@@ -367,6 +384,24 @@ class Detensorizer:
             return
         self._exprs(node)
 
+    @staticmethod
+    def _stored_result(stmt, in_list: bool):
+        """(call, target lvalue, declaration or None) for ``x = f(...);`` and, in a block,
+        ``T x = f(...);`` where ``f`` is a special instruction returning a value (``__bang_sum``):
+        the expansion stores the result into the target (a declaration loses its initializer
+        and comes first). None otherwise (a const declaration, an lvalue with side effects)."""
+        if isinstance(stmt, c_ast.Assignment) and stmt.op == "=" and special_call(stmt.rvalue) is not None \
+                and not has_side_effects(stmt.lvalue):
+            return special_call(stmt.rvalue), stmt.lvalue, None
+        if in_list and isinstance(stmt, c_ast.Decl) and stmt.name and special_call(stmt.init) is not None \
+                and "const" not in (stmt.quals or []) and isinstance(stmt.type, c_ast.TypeDecl) \
+                and "const" not in (stmt.type.quals or []):
+            call = special_call(stmt.init)
+            decl = copy.copy(stmt)
+            decl.init = None
+            return call, c_ast.ID(stmt.name), decl
+        return None
+
     def _exprs(self, node):
         if node is None:
             return
@@ -375,7 +410,8 @@ class Detensorizer:
                 self.diag("XP-DETENSOR-002", f"'{n.name.name}' is used inside an expression; only calls "
                           "in statement position are expanded", n, n.name.name)
 
-    def _expand(self, call: c_ast.FuncCall, env) -> c_ast.Compound | None:
+    def _expand(self, call: c_ast.FuncCall, env, result=None) -> c_ast.Compound | None:
+        """The block of ``call``; ``result``: the lvalue that receives its returned value."""
         name = call.name.name
         args = list(call.args.exprs) if call.args else []
         types = [bl.type_of(a, env) for a in args]
@@ -383,7 +419,7 @@ class Detensorizer:
             self.diag("XP-DETENSOR-001", f"'{name}' has no description with a reference body in "
                       "platforms/bang/intrinsics", call, name)
             return None
-        if self.typed:
+        if self.typed and result is None:
             block = self._typed_copy(call, args, types, env)
             if block is not None:
                 return block
@@ -392,10 +428,16 @@ class Detensorizer:
             self.diag("XP-DETENSOR-003", f"no form of '{name}' takes {len(args)} arguments", call, name)
             return None
         try:
-            inst = bl.instantiate(form, types, self.arch_group)
+            inst = bl.instantiate(form, types, self.arch_group, returns=result is not None)
         except bl.InstantiationError as exc:
             self.diag(exc.code, str(exc), call, name)
             return None
+        if result is not None:
+            m = re.search(r"\breturn\b([^;]*);\s*$", inst.body)
+            if m is None or inst.ret == "void":
+                self.diag("XP-DETENSOR-002", f"'{name}' returns no value to store", call, name)
+                return None
+            inst = replace(inst, body=inst.body[:m.start()] + f"__xpd_result = ({inst.ret})({m.group(1)});")
         self.counter += 1
         pre = f"xd{self.counter}_"
         lines = []
@@ -418,6 +460,8 @@ class Detensorizer:
         mapping = {n: pre + n for n in _declared(block)}
         _Renamer(mapping).visit(block)
         argmap = {f"__xpd_arg{k}": a for k, a in enumerate(args)}
+        if result is not None:
+            argmap["__xpd_result"] = result
 
         class Sub(c_ast.NodeVisitor):
             def generic_visit(v, node):

@@ -53,7 +53,9 @@ Summary
       begins with Cambricon's ``if (__is_mpu()) return;`` (also ``coreId == 0x80``,
       ``!__is_ipu()``; only declarations without calls or writes before it) loses that
       statement and runs no MPU participant: the compute cores never take it and the memory
-      core does nothing before leaving (``strip_mpu_exits``). Launch dimensions computed on the
+      core does nothing before leaving (``strip_mpu_exits``, both forms; a kernel without an
+      MPU participant also takes ``__sync_all_ipu()`` / ``__sync_all_ipu_within_cluster()`` as
+      ``__sync_all()`` / ``__sync_cluster()``, ``alias_ipu_barriers``). Launch dimensions computed on the
       host at run time are taken: a field given by a side-effect-free expression over host
       parameters and locals that are never written becomes that expression over runner
       parameters ``xp_h_<name>`` (the launch passes the values), any other field a runner
@@ -67,7 +69,8 @@ Summary
       built-ins, never-written parameters and such locals (no memory, calls or side effects):
       the same task computes the same value in every phase (``_remat``). Refused
       (XP-TASK-011): other locals or task-private buffers used on both sides of a barrier, a return
-      before a barrier, other SRAM shapes, SRAM used by device functions, ``sizeof`` / ``&`` of
+      before a barrier, other SRAM shapes (a 1-D array without initializer at the top level of
+      a kernel body is moved to file scope first, ``hoist_kernel_sram``), SRAM used by device functions, ``sizeof`` / ``&`` of
       an on-chip buffer in a device function (other uses are passed: file-scope task-private
       buffers a device function names become its trailing parameters, ``_buffer_params``), cluster
       state with more than one group (or a run-time number of tasks); a function type that is
@@ -124,7 +127,8 @@ ONCHIP = {"__nram__": "nram", "__wram__": "wram", "__ldram__": "ldram", "__mlu_s
 KERNEL_SPECS = {"__mlu_global__", "__mlu_entry__"}
 BARRIERS = {"__sync_all", "__sync_cluster"}
 NOOP_SYNCS = {"__sync", "__sync_io", "__sync_compute", "__sync_move", "__sync_io_move_compute"}
-BAD_SYNCS = {"__sync_all_ipu", "__sync_all_mpu", "__sync_all_arrive", "__sync_all_wait"}
+BAD_SYNCS = {"__sync_all_ipu", "__sync_all_ipu_within_cluster", "__sync_all_mpu", "__sync_all_arrive",
+             "__sync_all_wait"}
 KTYPES = {"block": 1, "union1": 4, "union2": 8, "union4": 16, "union8": 32, "union16": 64}
 FUNC_TYPES = {"CNRT_FUNC_TYPE_BLOCK": 1, "CNRT_FUNC_TYPE_BLOCK0": 1, "CNRT_FUNC_TYPE_UNION1": 4,
               "CNRT_FUNC_TYPE_UNION2": 8, "CNRT_FUNC_TYPE_UNION4": 16, "CNRT_FUNC_TYPE_UNION8": 32,
@@ -337,6 +341,75 @@ def _mpu_exit_index(fd) -> int | None:
     return None
 
 
+def hoist_kernel_sram(program):
+    """``program`` with each ``__mlu_shared__`` array that a kernel declares at the top level of
+    its body (no initializer, a name declared nowhere else) moved to file scope just before the
+    kernel: SRAM is one buffer per cluster whatever the declaration's scope (PLATFORMS.md §1.3),
+    so form=flat then treats it like a file-scope SRAM buffer (per cluster in the runner)."""
+    counts: dict = {}
+    for n in bl.walk(program.ast):
+        if isinstance(n, c_ast.Decl) and n.name:
+            counts[n.name] = counts.get(n.name, 0) + 1
+        if isinstance(n, c_ast.FuncDef):
+            for p in _params(n):
+                counts[p.name] = counts.get(p.name, 0) + 1
+    ast = None
+    out = []
+    for ext in program.ast.ext:
+        moved = []
+        if isinstance(ext, c_ast.FuncDef) and _is_kernel(ext):
+            keep = []
+            for s in ext.body.block_items or []:
+                if isinstance(s, c_ast.Decl) and "__mlu_shared__" in (s.storage or []) and s.init is None \
+                        and "extern" not in (s.storage or []) and counts.get(s.name) == 1 \
+                        and isinstance(s.type, c_ast.ArrayDecl):
+                    d = copy.deepcopy(s)
+                    d.storage = [x for x in d.storage if x != "static"]
+                    moved.append(d)
+                else:
+                    keep.append(s)
+            if moved:
+                ext = copy.copy(ext)
+                ext.body = c_ast.Compound(keep, ext.body.coord)
+        out += moved + [ext]
+        if moved and ast is None:
+            ast = True
+    if ast is None:
+        return program
+    new = copy.copy(program.ast)
+    new.ext = out
+    return replace(program, ast=new)
+
+
+IPU_BARRIERS = {"__sync_all_ipu": "__sync_all", "__sync_all_ipu_within_cluster": "__sync_cluster"}
+
+
+def alias_ipu_barriers(program):
+    """``program`` with ``__sync_all_ipu()`` -> ``__sync_all()`` and
+    ``__sync_all_ipu_within_cluster()`` -> ``__sync_cluster()`` in the kernels that run no
+    memory-core participant (they never test ``__is_mpu()`` / ``coreId == 0x80``, PLATFORMS.md
+    §1.2 design choice; or lost the ``if (__is_mpu()) return;`` idiom): their participants are
+    exactly the compute cores, so the compute-core barrier and the full one coincide (the
+    virtual device's ``participates``). Kernels with an MPU participant keep them (XP-TASK-003)."""
+    import platforms
+
+    if not any(_call_name(n) in IPU_BARRIERS for n in bl.walk(program.ast)):
+        return program
+    text = platforms.module("bang", "backend").emit(program)
+    mpu = set(platforms.module("bang", "kernels").mpu_kernels(text))
+    ast = copy.copy(program.ast)
+    ast.ext = []
+    for ext in program.ast.ext:
+        if isinstance(ext, c_ast.FuncDef) and _is_kernel(ext) and ext.decl.name not in mpu \
+                and any(_call_name(n) in IPU_BARRIERS for n in bl.walk(ext.body)):
+            ext = copy.deepcopy(ext)
+            for n in bl.walk(ext.body):
+                if isinstance(n, c_ast.FuncCall) and _call_name(n) in IPU_BARRIERS:
+                    n.name = c_ast.ID(IPU_BARRIERS[n.name.name], n.name.coord)
+        ast.ext.append(ext)
+    return replace(program, ast=ast)
+
+
 def strip_mpu_exits(program):
     """(program', kernels): kernels that begin with the ``if (__is_mpu()) return;`` idiom of
     Cambricon's samples (MOG §4.2) lose that statement, and their names are returned. Exact:
@@ -370,8 +443,10 @@ class Lift:
 
         program = rename_shadowing_locals(program)
         self.mpu_exits: set[str] = set()
+        program, self.mpu_exits = strip_mpu_exits(program)
         if form == "flat":
-            program, self.mpu_exits = strip_mpu_exits(program)
+            program = hoist_kernel_sram(program)
+        program = alias_ipu_barriers(program)
         self.program = program
         self.omp = omp
         self.form = form
@@ -448,8 +523,9 @@ class Lift:
             if isinstance(n, c_ast.Decl) and "__mlu_shared__" in (n.storage or []) and (
                     n.name not in file_sram or not isinstance(n.type, c_ast.ArrayDecl)
                     or isinstance(n.type.type, c_ast.ArrayDecl) or n.init is not None):
-                out.append(("XP-TASK-011", f"'{n.name}': cluster-shared SRAM is supported as a file-scope "
-                            "one-dimensional array without initializer only", n, n.name))
+                out.append(("XP-TASK-011", f"'{n.name}': cluster-shared SRAM is supported as a one-dimensional "
+                            "array without initializer, declared at file scope or at the top level of a kernel "
+                            "body under a name used nowhere else", n, n.name))
         private = onchip - file_sram
         for ext in self.ast.ext:
             if not isinstance(ext, c_ast.FuncDef):

@@ -247,6 +247,18 @@ def test_flat_form_drops_the_memory_core_exit_idiom(tmp_path):
     assert "0x80" not in text and "__is_mpu" not in text and "xp_c" not in text
 
 
+def test_flat_form_takes_sram_declared_in_the_kernel_with_the_mpu_exit(tmp_path):
+    # Cambricon's sample shape: SRAM declared in the kernel, then 'if (__is_mpu()) return;'
+    src = PHASED.replace("__mlu_shared__ float part[4 * PER];\n", "").replace(
+        "__mlu_global__ void phased(float *x, float *out) {\n",
+        "__mlu_global__ void phased(float *x, float *out) {\n  __mlu_shared__ float part[4 * PER];\n"
+        "  if (__is_mpu()) return;\n")
+    x = np.arange(16 * 64, dtype=np.float32)
+    out = np.zeros(16 * 64, dtype=np.float32)
+    text = check_flat(src, tmp_path, "phased", [x, out])
+    assert "float xp_sram_part[4 * (4 * PER)];" in text and "0x80" not in text
+
+
 @pytest.mark.parametrize("guard", ["if (__is_mpu()) { return; }", "if (coreId == 0x80) return;",
                                    "if (!__is_ipu()) return;"])
 def test_memory_core_exit_spellings(guard):

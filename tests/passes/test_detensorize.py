@@ -246,6 +246,29 @@ __mlu_global__ void sc(float *x, float *out, half *hout) {
     assert "__cn_scalar_" not in text and "sinf" in text
 
 
+def test_value_returning_instruction_stored_in_a_variable(tmp_path):
+    """``T v = __bang_sum(...);`` and ``x = __bang_sum(...);``: the expansion stores the result."""
+    src = """#include <bang.h>
+__nram__ float a[64];
+__nram__ half h[128];
+__mlu_global__ void sm(float *x, half *hx, float *out) {
+  if (taskId == 0) {
+    __memcpy(a, x, 64 * 4, GDRAM2NRAM);
+    __memcpy(h, hx, 128 * 2, GDRAM2NRAM);
+    float s = __bang_sum(a, 64);
+    out[0] = s;
+    out[1] = __bang_sum(a + 8, 32);
+    half hs = __bang_sum(h, 128);
+    out[2] = (float) hs;
+  }
+}
+"""
+    r = _rng(9)
+    text = check_same(tmp_path, src, [r.standard_normal(64).astype(np.float32),
+                                      r.standard_normal(128).astype(np.float16), np.zeros(4, np.float32)], "sm")
+    assert "__bang_sum" not in text
+
+
 # ------------------------------------------------------------------------------ refusals
 def _refused(src: str):
     prog = parse_source(src, "bang", "r.mlu")
@@ -260,8 +283,10 @@ def test_refuses_intrinsic_without_reference_body():
 
 
 def test_refuses_intrinsic_inside_an_expression():
-    assert _refused("__nram__ float a[64];\n__mlu_global__ void k(float *x) { x[0] = __bang_sum(a, 64); }") \
+    assert _refused("__nram__ float a[64];\n__mlu_global__ void k(float *x) { x[0] = 1.0f + __bang_sum(a, 64); }") \
         == "XP-DETENSOR-002"
+    assert _refused("__nram__ float a[64];\n__mlu_global__ void k(float *x) { const float s = __bang_sum(a, 64); "
+                    "x[0] = s; }") == "XP-DETENSOR-002"
 
 
 def test_refuses_value_builtin_without_plain_c_body():

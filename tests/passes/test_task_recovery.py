@@ -190,6 +190,36 @@ def test_mpu_participant_stages_sram(tmp_path):
     assert "coreId == 0x80" in text and "xp_nmpu = xp_block ? 0" in text
 
 
+IPU_SYNC = """#include <bang.h>
+#define PER 64
+__nram__ float buf[PER];
+__mlu_shared__ float part[4 * PER];
+__mlu_global__ void ipu(float *x, float *out) {
+  %s
+  __memcpy(part + coreId * PER, x + taskId * PER, PER * sizeof(float), GDRAM2SRAM);
+  %s
+  __memcpy(buf, part + ((coreId + 1) %% 4) * PER, PER * sizeof(float), SRAM2NRAM);
+  __bang_add_scalar(buf, buf, (float) taskId, PER);
+  __memcpy(out + taskId * PER, buf, PER * sizeof(float), NRAM2GDRAM);
+}
+"""
+
+
+@pytest.mark.parametrize("exit_", ["", "if (__is_mpu()) return;"])
+@pytest.mark.parametrize("sync", ["__sync_all_ipu();", "__sync_all_ipu_within_cluster();"])
+def test_compute_core_barriers_without_a_memory_core_participant(tmp_path, exit_, sync):
+    # no MPU participant (none tested, or the leading exit idiom): the compute-core barriers
+    # are the full ones (issue 17; XP-TASK-003 before)
+    x = np.arange(16 * 64, dtype=np.float32)
+    text = check_lift(IPU_SYNC % (exit_, sync), tmp_path, "ipu", [x, np.zeros(16 * 64, np.float32)])
+    assert "int xp_nmpu = 0;" in text and "__is_mpu" not in text and "__sync_all_ipu" not in text
+
+
+def test_compute_core_barrier_with_a_memory_core_participant_is_refused():
+    src = IPU_SYNC % ("if (__is_mpu()) { out[0] = 0.0f; }", "__sync_all_ipu();")
+    assert _code(src) == "XP-TASK-003"
+
+
 # ------------------------------------------------------------------------------ refusals
 def _code(src: str, detensorize: bool = True) -> str:
     prog = parse_source(src, "bang", "r.mlu")
