@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -123,6 +124,132 @@ extern "C" void k(float *o) { pair p; p.x = 1; use(&p); o[0] = p.x; }
     _refused("scalarize_structs", _prog(escapes), "XP-SCALARIZE-003")
     _unchanged("scalarize_structs", _prog("extern \"C\" void k(float *o) { o[0] = 1.0f; }\n"),
                "XP-SCALARIZE-002")
+
+
+# a launch-parameter struct (ggml's ggml_cuda_kernel_launch_params after the lift, the
+# constructor inlined): nested records, record fields copied whole, a one-element array built
+# by the constructor, a pointer leaf and a leaf nothing reads
+NESTED = r"""
+typedef struct { unsigned int x; unsigned int y; unsigned int z; } dim3;
+typedef float *fptr;
+typedef struct {
+  dim3 grid; dim3 block; unsigned long shmem; fptr out; int stream; const float *in;
+} launch;
+extern "C" void k(const float *A, float *T, int size) {
+  dim3 g; g.x = (size + 63) / 64; g.y = 1; g.z = 1;
+  dim3 b = {64, 1, 1};
+  launch lp;
+  {
+    const dim3 grid_ = g;
+    launch this_[1];
+    this_->grid = grid_;
+    this_[0].block = b;
+    this_->shmem = 0;
+    this_->out = T;
+    this_->stream = 7;
+    this_->in = A;
+    lp = this_[0];
+  }
+  const launch lp2 = lp;
+  dim3 gg = lp2.grid;
+  launch lp3 = {{gg.x, 1, 1}, lp2.block, 0, lp2.out};
+  lp3.block.y = 2;
+  lp3.grid = gg;
+  for (unsigned int bx = 0; bx < lp3.grid.x; ++bx)
+    for (unsigned int ty = 0; ty < lp3.block.y; ++ty)
+      for (unsigned int tx = 0; tx < lp3.block.x; ++tx) {
+        int i = (int) (bx * 64 + tx);
+        if (i < size) lp3.out[i] = lp2.in[i] * 2.0f + (float) ty + (float) lp3.stream;
+      }
+}
+"""
+
+
+def test_scalarize_structs_nested_records_and_array_locals():
+    prog = _prog(NESTED)
+    out = run_pass("scalarize_structs", prog)
+    body = _body(out)
+    assert "dim3" not in body and "launch " not in body and "->" not in body
+    assert not re.search(r"[A-Za-z_]\.[A-Za-z_]", body)
+    assert "this___grid__x = grid___x;" in body
+    assert "lp__block__z = this___block__z;" in body
+    assert "const unsigned int lp2__grid__y = lp__grid__y;" in body
+    assert "const fptr lp2__out = lp__out;" in body
+    assert "const float * const lp2__in = lp__in;" in body
+    assert "unsigned int gg__x = lp2__grid__x;" in body
+    assert "unsigned int lp3__grid__x = gg__x;" in body and "int lp3__stream = 0;" in body
+    assert "lp3__out[i]" in body
+    _same(prog, out, _args())
+    # the scalars then fold into the loop bounds
+    c = run_pass("const_prop", out)
+    assert "tx < 64u" in _body(c) and "ty < 2u" in _body(c)
+    _same(prog, c, _args())
+
+
+def test_scalarize_structs_nested_refusals():
+    # a copy from a record that is not split keeps both sides whole (all refused: 003)
+    escapes = NESTED.replace("const launch lp2 = lp;", "const launch lp2 = lp; use(&lp);") \
+        .replace("extern \"C\"", "void use(launch *p);\nextern \"C\"", 1)
+    _refused("scalarize_structs", _prog(escapes), "XP-SCALARIZE-003")
+    # ... but unrelated record locals are still split: lp stays, b goes
+    text = r"""
+typedef struct { unsigned int x; unsigned int y; } pair;
+typedef struct { pair a; int n; } outer;
+void use(outer *p) { p->n += p->a.x; }
+extern "C" void k(float *o) {
+  outer s; s.a.x = 1; s.n = 2; use(&s);
+  pair t = {3, 4};
+  pair u = s.a;
+  o[0] = (float) (s.a.x + t.y + u.x);
+}
+"""
+    prog = _prog(text)
+    out = run_pass("scalarize_structs", prog)
+    body = _body(out)
+    assert "unsigned int t__y = 4;" in body and "outer s;" in body and "pair u = s.a;" in body
+    _same(prog, out, [np.zeros(1, np.float32)])
+    # an element other than [0], or the array passed whole, keeps an array local
+    arr = r"""
+typedef struct { unsigned int x; unsigned int y; } pair;
+void use(pair *p);
+extern "C" void k(float *o) { pair a[1]; a->x = 1; a[0].y = 2; use(a); o[0] = (float) a[0].x; }
+"""
+    _refused("scalarize_structs", _prog(arr), "XP-SCALARIZE-003")
+    # a struct with an array member is no record type, nor one that nests it
+    noarr = r"""
+typedef struct { int v[2]; } vec;
+typedef struct { vec a; int n; } outer;
+extern "C" void k(float *o) { outer s; s.n = 1; o[0] = (float) s.n; }
+"""
+    _unchanged("scalarize_structs", _prog(noarr), "XP-SCALARIZE-002")
+
+
+def test_scalarize_structs_switch_and_for_header():
+    """Copies inside switch cases are split; a record declared in a for header stays whole,
+    and so does what it is copied from."""
+    text = r"""
+typedef struct { unsigned int x; unsigned int y; } pair;
+typedef struct { pair a; int n; } outer;
+extern "C" void k(float *o, int m) {
+  outer s; s.a.x = 1; s.a.y = 2; s.n = 3;
+  pair q = {5, 6};
+  switch (m) {
+    case 1: { pair r = s.a; s.a = q; q = r; break; }
+    case 2: s.a.y = 9; break;
+    default: { outer w = s; s = w; s.n = 4; }
+  }
+  pair y = {1, 2};
+  for (pair z = y; z.x < 6; z.x++) o[1] += 1.0f;
+  o[0] = (float) (s.a.x * 100 + s.a.y * 10 + s.n + q.x * 1000);
+}
+"""
+    prog = _prog(text)
+    out = run_pass("scalarize_structs", prog)
+    body = _body(out)
+    assert "s__a__x = q__x;" in body and "int w__n = s__n;" in body
+    assert "pair y = {1, 2};" in body and "for (pair z = y;" in body
+    for m in (1, 2, 3):
+        _same(prog, out, [np.zeros(2, np.float32), m])
 
 
 def test_const_prop_unit_loops_flatten_dce_golden():
