@@ -333,6 +333,60 @@ def test_flat_form_refuses_sram_in_a_device_function():
     assert d.code == "XP-TASK-011" and "cluster-shared" in d.message
 
 
+ISSUE17 = """#include <bang.h>
+#include <cnrt.h>
+#define PER 64
+#define NRAM_FLOATS (__MLU_NRAM_SIZE__ / 12)
+__nram__ float nram_buf[NRAM_FLOATS];
+__mlu_func__ void compute(float *dst, const float *src, int len) {
+  __memcpy(nram_buf, src, len * sizeof(float), GDRAM2NRAM);
+  for (int i = 0; i < len; ++i) nram_buf[i] = __cn_scalar_sin_f32(nram_buf[i]) * 0.5f;
+  __memcpy(dst, nram_buf, len * sizeof(float), NRAM2GDRAM);
+}
+__mlu_global__ void sinhalf(float *x, float *y, int n) {
+  if (__is_mpu()) return;
+  int start = taskId * PER;
+  if (start >= n) return;
+  int len = n - start < PER ? n - start : PER;
+  compute(y + start, x + start, len);
+}
+extern "C" void run(float *x, float *y, int n) {
+  cnrtQueue_t q;
+  cnrtQueueCreate(&q);
+  float *d_x;
+  float *d_y;
+  cnrtMalloc((void **)&d_x, n * sizeof(float));
+  cnrtMalloc((void **)&d_y, n * sizeof(float));
+  cnrtMemcpy(d_x, x, n * sizeof(float), CNRT_MEM_TRANS_DIR_HOST2DEV);
+  int tasks = (n + PER - 1) / PER;
+  cnrtDim3_t dim = {(unsigned)((tasks + 3) / 4 * 4), 1, 1};
+  cnrtFunctionType_t ktype = CNRT_FUNC_TYPE_UNION1;
+  sinhalf<<<dim, ktype, q>>>(d_x, d_y, n);
+  cnrtQueueSync(q);
+  cnrtMemcpy(y, d_y, n * sizeof(float), CNRT_MEM_TRANS_DIR_DEV2HOST);
+  cnrtFree(d_x);
+  cnrtFree(d_y);
+  cnrtQueueDestroy(q);
+}
+"""
+
+
+def test_operator_shaped_kernel_translates_to_cuda(tmp_path):
+    # issue 17.1 together: __MLU_NRAM_SIZE__ in a buffer size, a file-scope NRAM buffer used by
+    # a helper, __cn_scalar_sin_f32, 'if (__is_mpu()) return;' and a launch computed on the host
+    from xpiler.argspec import parse_arg_specs
+
+    src = tmp_path / "sinhalf.mlu"
+    src.write_text(ISSUE17)
+    out = tmp_path / "sinhalf.cu"
+    rep = translate(str(src), "cuda", str(out), arg_specs=parse_arg_specs(
+        ["x=random:1000", "y=zeros:1000", "n=1000"]), second_size=False)
+    assert rep.status == "verified", rep.message
+    text = out.read_text()
+    assert "#define __MLU_NRAM_SIZE__ 768" in text and "sinf(" in text and "<<<" in text
+    assert "__is_mpu" not in text and "__cn_scalar" not in text
+
+
 def test_unknown_form_is_refused():
     prog = run_pass("detensorize", parse_source(BUILTINS, "bang", "ids.mlu"))
     with pytest.raises(PassRefused) as exc:
