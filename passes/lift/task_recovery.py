@@ -68,7 +68,9 @@ Summary
       a scalar type and never written, and its initializer reads only constants, task
       built-ins, never-written parameters and such locals (no memory, calls or side effects):
       the same task computes the same value in every phase (``_remat``). Refused
-      (XP-TASK-011): other locals or task-private buffers used on both sides of a barrier, a return
+      (XP-TASK-011): other locals or task-private buffers used on both sides of a barrier (a
+      buffer the kernel declares at its top level and names in one phase only is declared in
+      that phase, ``_movable_buffers``), a return
       before a barrier, other SRAM shapes (a 1-D array without initializer at the top level of
       a kernel body is moved to file scope first, ``hoist_kernel_sram``), SRAM used by device functions, ``sizeof`` / ``&`` of
       an on-chip buffer in a device function (other uses are passed: file-scope task-private
@@ -535,7 +537,7 @@ class Lift:
                 if len(phases) > 1:
                     kname = ext.decl.name
                     remat = self._remat(ext)
-                    stuck = sorted(set(self._live(ext)) - set(remat))
+                    stuck = sorted(set(self._live(ext)) - set(remat) - set(self._movable_buffers(ext)))
                     if stuck:
                         v = stuck[0]
                         out.append(("XP-TASK-011", f"'{v}' of '{kname}' lives across a barrier (the flat form "
@@ -1158,7 +1160,9 @@ class Lift:
         for i, ph in enumerate(phases):
             f = copy.deepcopy(fd) if len(phases) > 1 else fd
             if len(phases) > 1:
-                f.body = c_ast.Compound(self._rematerialized(fd, phases[:i], ph) + copy.deepcopy(ph))
+                moved = [copy.deepcopy(d) for n, d in self._movable_buffers(fd).items()
+                         if d not in ph and n in _ids(c_ast.Compound(list(ph)))]
+                f.body = c_ast.Compound(moved + self._rematerialized(fd, phases[:i], ph) + copy.deepcopy(ph))
             used = _ids(f.body)
             bufs = [copy.deepcopy(d) for n, d in self.flat_bufs.items() if n in used]
             for n in bl.walk(f.body):
@@ -1212,6 +1216,22 @@ class Lift:
                     stmts.append(self._task_loop(fname, dims, ktype, args, mpu=True))
                 stmts.append(self._task_loop(fname, dims, ktype, args))
             out.append(c_ast.FuncDef(decl, None, c_ast.Compound(stmts)))
+        return out
+
+    def _movable_buffers(self, fd) -> dict:
+        """Task-private on-chip buffers a kernel declares at its top level (no initializer) and
+        names in one phase only: name -> declaration. Nothing of them crosses a barrier, so
+        form=flat declares each in the phase that uses it (a later one than its declaration's)."""
+        phases = self._split(fd)
+        if len(phases) < 2:
+            return {}
+        uses = [_ids(c_ast.Compound(list(ph))) for ph in phases]
+        out = {}
+        for ph in phases:
+            for s in ph:
+                if isinstance(s, c_ast.Decl) and s.init is None and set(s.storage or []) & {"__nram__", "__wram__", "__ldram__"} \
+                        and sum(s.name in u for u in uses) == 1:
+                    out[s.name] = s
         return out
 
     def _rematerialized(self, fd, before: list, ph: list) -> list:

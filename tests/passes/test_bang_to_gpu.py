@@ -259,6 +259,18 @@ def test_flat_form_takes_sram_declared_in_the_kernel_with_the_mpu_exit(tmp_path)
     assert "float xp_sram_part[4 * (4 * PER)];" in text and "0x80" not in text
 
 
+def test_flat_form_declares_a_buffer_in_the_one_phase_that_uses_it(tmp_path):
+    # declared before the barrier, used only after it: nothing crosses the barrier
+    src = PHASED.replace("__nram__ float buf[PER];\n", "").replace(
+        "__mlu_global__ void phased(float *x, float *out) {\n",
+        "__mlu_global__ void phased(float *x, float *out) {\n  __nram__ float buf[PER];\n")
+    x = np.arange(16 * 64, dtype=np.float32)
+    out = np.zeros(16 * 64, dtype=np.float32)
+    text = check_flat(src, tmp_path, "phased", [x, out])
+    phase1 = text[text.index("phased__phase1("):]
+    assert "float buf[PER];" in phase1[:phase1.index("\n}\n")]
+
+
 @pytest.mark.parametrize("guard", ["if (__is_mpu()) { return; }", "if (coreId == 0x80) return;",
                                    "if (!__is_ipu()) return;"])
 def test_memory_core_exit_spellings(guard):
