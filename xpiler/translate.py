@@ -548,6 +548,12 @@ def _second_size(program, src_path, args, launch, seed, timeout, report):
 
     scalars = {p.name: a for p, a in zip(program.params, args) if p.kind == "scalar"}
     kernel_launch = launch if program.entry.kind == "kernel" else None
+    if program.entry.kind == "kernel" and program.platform in ("cuda", "hip"):
+        # the grid and block are inputs too, fixed for the first size: other scalars under the
+        # same launch cover another problem only partly (threads guarded off, or too few)
+        report.second_size = {"status": "skipped", "inputs": "", "message": (
+            "a kernel entry runs under a fixed grid and block (its sizes are tied to that launch)")}
+        return None
     inf = second_size_inputs(program, src_path, scalars, seed=seed, timeout=timeout, launch=kernel_launch)
     if not inf.ok:
         report.second_size = {"status": "skipped", "inputs": "", "message": inf.reason}

@@ -221,3 +221,23 @@ def test_loop_that_is_not_counted_is_a_refusal_not_a_crash():
     assert not v["b"].parallel and v["b"].code in ("XP-BIND-001", "XP-BIND-003")
     assert not v["i"].parallel
     assert affine.extents(info)["out"] is None
+
+
+def test_out_parameters_and_struct_array_fields_are_accesses_of_the_local():
+    """Inlined runtime queries write a local through its address (``*((int *) &id) = 0``,
+    ``*((int *) &info.devices[0].nsm) = 108``) and read array fields of a struct local: accesses
+    of that local, not stores through untraceable pointers; a cast of an element's address to
+    another pointer type (a wider access) is still not taken for the element."""
+    info = _info("""
+  typedef struct { int nsm; } dev_t;
+  typedef struct { dev_t devices[4]; } info_t;
+  int id; info_t info;
+  *((int *) (&id)) = 0;
+  *((int *) (&info.devices[0].nsm)) = 108;
+  const int nsm = info.devices[id].nsm;
+  for (int i = 0; i < n; ++i) out[i] = x[i] * nsm;""")
+    assert not info.problems, info.problems
+    assert affine.extents(info) == {"x": "n", "out": "n"}
+    # (double *) &out[2 * i]: eight bytes from out[2 * i], i.e. out[2 * i + 1] too
+    wide = _info("for (int i = 0; i < n; ++i) *((double *) (&out[2 * i])) = 0.0;")
+    assert affine.extents(wide)["out"] == "2 * n"

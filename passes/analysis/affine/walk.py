@@ -440,6 +440,15 @@ class _Walker(c_ast.NodeVisitor):
         match lv:
             case c_ast.ID(name=name):
                 self.scalar_write(name, node)
+            case c_ast.ArrayRef() if _struct_member_root(lv) is not None:
+                # s.devices[0].nsm = v: an element of an array field of a struct local; the
+                # whole struct is the unit that is written (as for s.f = v)
+                self.lvalue(_struct_member_root(lv), True, node)
+                node_ = lv
+                while isinstance(node_, (c_ast.ArrayRef, c_ast.StructRef)):
+                    if isinstance(node_, c_ast.ArrayRef):
+                        self.visit(node_.subscript)
+                    node_ = node_.name
             case c_ast.ArrayRef():
                 target = self.ref_target(lv)
                 if target is None:
@@ -449,6 +458,9 @@ class _Walker(c_ast.NodeVisitor):
                     self.record(target, read, True, node)
                 self.visit(lv.subscript)
                 self._visit_ref_inner(lv.name)
+            case c_ast.UnaryOp(op="*", expr=x) if _address_of_object(x) is not None:
+                # *((T *) &v) = e (an inlined out-parameter: cudaGetDevice(&id)): a store to v
+                self.lvalue(_address_of_object(x), read, node)
             case c_ast.UnaryOp(op="*", expr=x):
                 base = self.pointer_base(x)
                 if base is None:
@@ -611,6 +623,8 @@ class _Walker(c_ast.NodeVisitor):
     def visit_UnaryOp(self, n):
         if n.op in ("++", "--", "p++", "p--"):
             self.lvalue(n.expr, True, n)
+        elif n.op == "*" and _address_of_object(n.expr) is not None:
+            self.visit(_address_of_object(n.expr))      # *((T *) &v): a read of v
         elif n.op == "*":
             base = self.pointer_base(n.expr)
             if base is None:
@@ -635,6 +649,14 @@ class _Walker(c_ast.NodeVisitor):
             self.visit(n.expr)
 
     def visit_ArrayRef(self, n):
+        if _struct_member_root(n) is not None:      # s.a[i]: a read of the struct local s
+            node = n
+            while isinstance(node, (c_ast.ArrayRef, c_ast.StructRef)):
+                if isinstance(node, c_ast.ArrayRef):
+                    self.visit(node.subscript)
+                node = node.name
+            self.visit(node)
+            return
         target = self.ref_target(n)
         if target is None:
             self.problems.append(("XP-BIND-003", "load through a pointer the analysis cannot "
@@ -988,6 +1010,41 @@ class _Walker(c_ast.NodeVisitor):
             return
         lp.step = step
         lp.canonical = True
+
+
+def _struct_member_root(e):
+    """The struct local ``s`` of an element of an array field, ``s.a[i]`` / ``s.a[i].b[j]``
+    (only ``.`` accesses down to a named local), else None."""
+    node, through_field = e, False
+    while isinstance(node, (c_ast.ArrayRef, c_ast.StructRef)):
+        if isinstance(node, c_ast.StructRef):
+            if node.type != ".":
+                return None
+            through_field = True
+        node = node.name
+    return node if through_field and isinstance(node, c_ast.ID) else None
+
+
+def _address_of_object(e):
+    """``v`` / ``s.f`` / ``a[i]`` of ``&v``, ``(T *) &v`` (casts stripped): the object a pointer
+    expression is the address of, when it names a local object directly (not through a pointer,
+    ``p->f``), else None. ``*`` of it is an access of that object (an inlined out-parameter)."""
+    cast = False
+    while isinstance(e, c_ast.Cast):
+        e, cast = e.expr, True
+    if not (isinstance(e, c_ast.UnaryOp) and e.op == "&"):
+        return None
+    obj = e.expr
+    node = obj
+    while isinstance(node, (c_ast.StructRef, c_ast.ArrayRef)):
+        if isinstance(node, c_ast.StructRef) and node.type == "->":
+            return None
+        if cast and isinstance(node, c_ast.ArrayRef) and isinstance(node.name, c_ast.ID):
+            return None     # (float4 *) &x[i]: a wider access than the element, not x[i]
+        node = node.name
+    if not isinstance(node, c_ast.ID):
+        return None
+    return obj
 
 
 def _is_bytes(ir) -> bool:
