@@ -123,7 +123,66 @@ def movable(fdef) -> list[tuple[str, c_ast.Compound | None, c_ast.Decl | None]]:
     return out
 
 
+_RELATIONAL = frozenset({"<", "<=", ">", ">=", "==", "!="})
+
+
+def derived(fdef, pointers) -> list[tuple[str, str, str, c_ast.Node, c_ast.Compound, c_ast.Decl]]:
+    """(q, p, op, Y, block, declaration) of pointer locals ``T *q = p + Y;`` (or ``p - Y``,
+    ``p``) of a movable pointer ``p``, declared once and never changed nor escaping: ``q`` is
+    ``p`` at a fixed offset (an end pointer, ``pEnd = p + n``)."""
+    movable_names = {name for name, _, _ in pointers}
+    declared: dict[str, int] = {}
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.Decl) and n.name:
+            declared[n.name] = declared.get(n.name, 0) + 1
+    out = []
+    for block in (n for n in canon.walk(fdef.body) if isinstance(n, c_ast.Compound)):
+        for d in block.block_items or []:
+            if not (isinstance(d, c_ast.Decl) and d.name and isinstance(d.type, c_ast.PtrDecl) and
+                    d.init is not None and declared.get(d.name) == 1 and d.name not in movable_names):
+                continue
+            init = d.init
+            if isinstance(init, c_ast.ID) and init.name in movable_names:
+                base, op, amount = init.name, "+", c_ast.Constant("int", "0")
+            elif isinstance(init, c_ast.BinaryOp) and init.op in ("+", "-") and \
+                    isinstance(init.left, c_ast.ID) and init.left.name in movable_names:
+                base, op, amount = init.left.name, init.op, init.right
+            else:
+                continue
+            if any(isinstance(x, c_ast.ID) and x.name == base for x in canon.walk(amount)):
+                continue
+            if any(_change(n, d.name) is not None or
+                   (isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == d.name) or
+                   (isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID) and
+                    n.expr.name == d.name)
+                   for n in canon.walk(fdef.body)):
+                continue
+            out.append((d.name, base, op, amount, block, d))
+    return out
+
+
+def _same_base_comparisons(fdef, bases: set[str]) -> None:
+    """``(p + X) < (p + Y)`` -> ``X < Y`` for a pointer ``p`` that never changes (the offsets
+    of one object compare as the addresses do)."""
+    def offset_of(e):
+        if isinstance(e, c_ast.BinaryOp) and e.op == "+" and isinstance(e.left, c_ast.ID) and \
+                e.left.name in bases:
+            return e.left.name, e.right
+        return None
+
+    def replacement(n):
+        if isinstance(n, c_ast.BinaryOp) and n.op in _RELATIONAL:
+            a, b = offset_of(n.left), offset_of(n.right)
+            if a is not None and b is not None and a[0] == b[0]:
+                return c_ast.BinaryOp(n.op, a[1], b[1], n.coord)
+        return None
+
+    canon.replace_nodes(fdef.body, replacement, skip={c_ast.StructRef: ("field",)})
+
+
 def _rewrite(fdef, pointers) -> None:
+    ends = derived(fdef, pointers)
+    end_names = {q for q, *_ in ends}
     for p, block, decl in pointers:
         off = _offset_name(p)
 
@@ -150,6 +209,29 @@ def _rewrite(fdef, pointers) -> None:
             items = list(block.block_items)
             at = next(k for k, x in enumerate(items) if x is decl)
             block.block_items = items[:at + 1] + [offset] + items[at + 1:]
+    # end pointers q = p + Y: p at their own (fixed) offset, declared where q was
+    for q, p, op, amount, block, decl in ends:
+        off = _offset_name(q)
+
+        def end_replacement(n, q=q, p=p, off=off, decl=decl):
+            if n is decl:
+                return None
+            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name == q:
+                return c_ast.ArrayRef(c_ast.ID(p), c_ast.BinaryOp("+", c_ast.ID(off), n.subscript))
+            if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID) and n.expr.name == q:
+                return c_ast.ArrayRef(c_ast.ID(p), c_ast.ID(off))
+            if isinstance(n, c_ast.ID) and n.name == q:
+                return c_ast.BinaryOp("+", c_ast.ID(p), c_ast.ID(off))
+            return None
+
+        canon.replace_nodes(fdef.body, end_replacement, skip={c_ast.StructRef: ("field",)})
+        (offset,) = canon.parse_stmts(f"long long {off} = 0;")
+        offset.init = c_ast.BinaryOp(op, c_ast.ID(_offset_name(p)), copy.deepcopy(amount))
+        items = list(block.block_items)
+        at = next(k for k, x in enumerate(items) if x is decl)
+        block.block_items = items[:at] + [offset] + items[at + 1:]
+    if ends:
+        _same_base_comparisons(fdef, {p for _, p, *_ in ends})
 
 
 @register(PassInfo(

@@ -995,12 +995,18 @@ def _trip_count_const(lp: affine.LoopInfo) -> int | None:
 
 
 # ------------------------------------------------------------------------------ AST build
+_ATTRIBUTE = re.compile(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
+
+
 def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
     from pycparser.c_parser import CParser
 
     # restrict qualifiers are dropped: pycparser reads neither __restrict nor __restrict__, and
     # C++ (CUDA / HIP) has no `restrict`; without them the kernel only promises less aliasing
-    params = [(n, re.sub(r"\b(?:__restrict__|__restrict|restrict)\b", " ", t)) for n, t in region.params]
+    # so are attributes (an alignment promise of a host array: __attribute__((aligned(64)))),
+    # which pycparser does not read in a parameter
+    params = [(n, re.sub(r"\b(?:__restrict__|__restrict|restrict)\b", " ",
+                         _ATTRIBUTE.sub(" ", t))) for n, t in region.params]
     head = f"void {region.name}({param_decls(params)}) {{ }}"
     try:
         fdef = CParser().parse(typedefs(params) + head).ext[-1]
@@ -1154,6 +1160,7 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
 def _typename_of(text: str):
     """``Typename`` node of a type spelling (parameter types of this pass)."""
     from pycparser.c_parser import CParser
+    text = _ATTRIBUTE.sub(" ", text)
     ast = CParser().parse(typedefs([("", text)]) + f"void __xp_tmpl(void) {{ ({text}) 0; }}")
     t = ast.ext[-1].body.block_items[0].to_type
     canon.strip_coords(t)
