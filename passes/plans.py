@@ -1,7 +1,8 @@
 """Translation plans, composed from ``passes/plans.toml``; passes discovered by registration.
 
-A plan is ``lift[source] + cleanup + lower[target] + tensorize[target]``, each piece named in
-the stage tables of ``plans.toml``; a direction may also list structure-preserving ``map``
+A plan is ``lift[source] + cleanup + lower[target] + tensorize[target] + finish``, each piece
+named in the stage tables of ``plans.toml`` (``finish``: rewrites of the final program's host
+code, after every other stage); a direction may also list structure-preserving ``map``
 routes, tried first. A piece that is a list holds alternatives: the direction's candidate
 pipelines are their product, in order (``candidates``).
 
@@ -24,7 +25,7 @@ import passes
 from passes.base import REGISTRY
 
 PLANS_FILE = Path(__file__).resolve().parent / "plans.toml"
-STAGES = ("map", "lift", "cleanup", "lower", "tensorize")     # composition order (map: alone)
+STAGES = ("map", "lift", "cleanup", "lower", "tensorize", "finish")   # composition order (map: alone)
 
 
 @lru_cache(maxsize=None)

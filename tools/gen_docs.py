@@ -50,7 +50,7 @@ def passes_md() -> str:
     lines = [BANNER.format(src="the PassInfo of each pass and passes/plans.toml"), "# Passes\n",
              "Passes live in `passes/<stage>/`, one folder per stage: `lift` (source -> canonical C), "
              "`cleanup` (canonicalisation), `lower` (canonical C -> target: binding), `tensorize` "
-             "(special instructions), `map` (structure-preserving CUDA <-> HIP), `schedule` (loop "
+             "(special instructions), `finish` (the final program's host code), `map` (structure-preserving CUDA <-> HIP), `schedule` (loop "
              "transformations for tuning), and `analysis` (shared analyses, no passes). A pass "
              "registers itself (`passes.base.register`); `passes.plans.load_passes()` imports every "
              "module under `passes/`.\n"]
@@ -72,7 +72,7 @@ def passes_md() -> str:
                                                      for k, o in info.options.items()) + "\n")
     data = plan_data()
     lines.append("# Plans\n\nComposed from `passes/plans.toml`: lift[source] + cleanup + lower[target] + "
-                 "tensorize[target]; `map` routes (structure-preserving) are tried first. Candidates are "
+                 "tensorize[target] + finish; `map` routes (structure-preserving) are tried first. Candidates are "
                  "tried in order; the first that reaches the target dialect is kept.\n")
     lines.append("| direction | " + " | ".join(STAGES) + " |\n|---|" + "---|" * len(STAGES))
     for key, d in sorted(data["direction"].items()):

@@ -8,7 +8,7 @@ from passes.base import REGISTRY, parse_pipeline
 from passes.plans import PLANS, STAGES, candidates, compose, load_passes, pass_modules, plan_data, stage_of
 
 PLATFORMS = ("cuda", "hip", "bang", "vnni")
-STAGE_FOLDERS = {"analysis", "lift", "cleanup", "lower", "tensorize", "schedule", "map"}
+STAGE_FOLDERS = {"analysis", "lift", "cleanup", "lower", "tensorize", "finish", "schedule", "map"}
 
 
 def _alts(p):
@@ -28,9 +28,9 @@ def test_twelve_directions_each_step_a_registered_pass():
 
 
 def test_composed_in_stage_order():
-    """Every composed candidate is lift + cleanup + lower + tensorize (or one map route)."""
+    """Every composed candidate is lift + cleanup + lower + tensorize + finish (or one map route)."""
     load_passes()
-    rank = {"map": 0, "lift": 1, "cleanup": 2, "lower": 3, "tensorize": 4}
+    rank = {"map": 0, "lift": 1, "cleanup": 2, "lower": 3, "tensorize": 4, "finish": 5}
     for key, direction in plan_data()["direction"].items():
         for text in candidates(direction):
             stages = [stage_of(name) for name, _ in parse_pipeline(text)]
@@ -69,6 +69,7 @@ def test_cli_passes_lists_stages_and_plans():
     data = json.loads(res.output)
     assert data["passes"]["loop_bind"]["stage"] == "lower"
     assert data["passes"]["loop_recovery"]["stage"] == "lift"
-    assert data["plans"]["cuda->vnni"] == "loop_recovery"
+    assert data["plans"]["cuda->vnni"] == "loop_recovery,host_heap"
+    assert data["passes"]["host_heap"]["stage"] == "finish"
     res = CliRunner().invoke(cli, ["passes"])
     assert res.exit_code == 0 and "vnni -> cuda (alternative 2):" in res.output

@@ -275,8 +275,8 @@ def _translate(name: str, tmp_path):
     rep = translate(str(CORPUS / f"{name}.mlu"), "vnni", str(tmp_path / f"{name}.cpp"))
     steps = {s.name: (s.status, s.message) for s in rep.steps}
     assert rep.status == "verified", steps
-    assert [s.status for s in rep.steps] == ["verified", "verified"], steps
-    assert rep.pipeline == "detensorize,task_recovery"
+    assert [s.status for s in rep.steps][:2] == ["verified", "verified"], steps
+    assert rep.pipeline == "detensorize,task_recovery,host_heap"
 
 
 @pytest.mark.parametrize("name", SMALL)
