@@ -79,7 +79,7 @@ class RuntimeOptions(ctypes.Structure):  # mirrors xp_options_t in platforms/com
                 ("nram_bytes", ctypes.c_longlong), ("wram_bytes", ctypes.c_longlong),
                 ("sram_bytes", ctypes.c_longlong), ("ldram_bytes", ctypes.c_longlong),
                 ("clusters", ctypes.c_int), ("cores_per_cluster", ctypes.c_int),
-                ("fresh_fill", ctypes.c_int)]
+                ("fresh_fill", ctypes.c_int), ("reverse_blocks", ctypes.c_int)]
 
 
 class _Launch(ctypes.Structure):  # mirrors xp_launch_t
@@ -793,7 +793,7 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
                *, strict: bool = False, profile: str | dict | None = None,
                memory_limit: int = DEFAULT_MEMORY_LIMIT, source: str | None = None,
                program: Program | None = None, relax: Sequence[str] = (),
-               fresh_fill: int | None = None) -> RunResult:
+               fresh_fill: int | None = None, reverse_blocks: bool = False) -> RunResult:
     """Run ``path``'s entry on the virtual device; pointer arguments are updated in place.
 
     ``args``: one item per entry parameter — numpy arrays for pointers (dtype must match the
@@ -806,6 +806,8 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     ``fresh_fill``: the byte (0-255) fresh device and on-chip memory holds in this run (default:
     0xFF poison in strict mode, else zeros); two runs with different fills tell the output
     elements that depend on uninitialised memory.
+    ``reverse_blocks``: CUDA/HIP blocks run in reverse order (they run one after another): the
+    output elements that change depend on the order of the blocks (several blocks write them).
     """
     path = str(path)
     if source is None:
@@ -835,6 +837,7 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
         if not 0 <= fresh_fill <= 255:
             raise UsageError(f"fresh_fill={fresh_fill}: expected a byte value 0-255")
         options.fresh_fill = fresh_fill + 1
+    options.reverse_blocks = 1 if reverse_blocks else 0
     elapsed, warnings, stdout = _execute(so, program, params, values, launch_cfg, options, timeout,
                                          memory_limit, path, relax_mask(relax))
     return RunResult(plat, program.entry.name, strict, elapsed, build_s, cached, warnings, stdout)

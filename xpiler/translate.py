@@ -340,7 +340,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
 
     from .parse import parse_file, parse_source
     from .run import broken_rules, run_kernel
-    from .verify import FRESH_FILL, compare_arrays, differing_elements
+    from .verify import compare_arrays
 
     t0 = time.perf_counter()
     load_passes()
@@ -379,15 +379,8 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
         (a device buffer copied back whole, a tile never written): the source run again with
         fresh memory holding another byte, elements that differ. None if that run fails."""
         if not undefined_masks:
-            masks = None
-            try:
-                other = _copy(args)
-                run_kernel(src_path, args=other, program=program, timeout=timeout, fresh_fill=FRESH_FILL,
-                           launch=launch if program.entry.kind == "kernel" else None)
-                masks = [differing_elements(a, b) for a, b in zip(reference, other)]
-            except XpilerError:
-                pass
-            undefined_masks.append(masks)
+            undefined_masks.append(undefined_elements(program, src_path, args, reference, timeout,
+                                                      launch if program.entry.kind == "kernel" else None))
         return undefined_masks[0]
     if launch is not None and program.entry is not None and program.entry.kind == "kernel":
         # kernel-only source: a pass that replaces the launch model (loop_recovery) uses this launch
@@ -544,7 +537,6 @@ def _second_size(program, src_path, args, launch, seed, timeout, report):
     ``report.second_size`` says which."""
     from .infer import second_size_inputs
     from .run import broken_rules, run_kernel
-    from .verify import FRESH_FILL, differing_elements
 
     scalars = {p.name: a for p, a in zip(program.params, args) if p.kind == "scalar"}
     kernel_launch = launch if program.entry.kind == "kernel" else None
@@ -570,15 +562,34 @@ def _second_size(program, src_path, args, launch, seed, timeout, report):
 
     def undefined():
         if not masks:
-            try:
-                other = _copy(inf.args)
-                run_kernel(src_path, args=other, program=program, timeout=timeout, fresh_fill=FRESH_FILL,
-                           launch=kernel_launch)
-                masks.append([differing_elements(a, b) for a, b in zip(reference, other)])
-            except XpilerError:
-                masks.append(None)
+            masks.append(undefined_elements(program, src_path, inf.args, reference, timeout, kernel_launch))
         return masks[0]
     return inf.args, reference, broken_rules(run.warnings), how, undefined
+
+
+def undefined_elements(program, src_path, args, reference, timeout, launch):
+    """Per argument, the elements of the source's result (``reference``, from ``args``) that
+    the source does not define: they change when it runs again with fresh memory holding
+    another byte (uninitialised memory), or, for CUDA/HIP, with its blocks in reverse order
+    (several blocks write them: the value depends on an order CUDA does not fix). None when
+    those runs fail."""
+    from .run import run_kernel
+    from .verify import FRESH_FILL, differing_elements
+
+    reruns = [{"fresh_fill": FRESH_FILL}]
+    if program.platform in ("cuda", "hip"):
+        reruns.append({"reverse_blocks": True})
+    masks = None
+    for extra in reruns:
+        try:
+            other = _copy(args)
+            run_kernel(src_path, args=other, program=program, timeout=timeout, launch=launch, **extra)
+        except XpilerError:
+            return None
+        got = [differing_elements(a, b) for a, b in zip(reference, other)]
+        masks = got if masks is None else [m if g is None else (g if m is None else (m | g))
+                                           for m, g in zip(masks, got)]
+    return masks
 
 
 def deciding_step(records: list[StepRecord]) -> StepRecord | None:

@@ -363,3 +363,35 @@ def test_fixed_sizes_have_no_second_size(tmp_path, capsys):
                         'y[i] = x[i]; }', "vnni", "f.cpp")
     inf = second_size_inputs(prog, tmp_path / "f.cpp", {})
     assert not inf.ok and "fixed" in inf.reason
+
+
+RACY_BLOCKS_CU = r"""
+__global__ void last_writer(const float* x, float* y, int n) {
+  // every block writes y[0]; y[1 + b] is its own
+  y[0] = x[blockIdx.x];
+  y[1 + blockIdx.x] = 2.0f * x[blockIdx.x];
+}
+"""
+
+
+def test_elements_several_blocks_write_are_undefined(tmp_path):
+    """y[0] depends on which block runs last (CUDA fixes no order): the source run with its
+    blocks reversed tells it apart, so it is excluded from comparisons like uninitialised
+    memory; the elements one block writes are defined."""
+    import numpy as np
+
+    from xpiler.parse import parse_file
+    from xpiler.run import run_kernel
+    from xpiler.translate import undefined_elements
+
+    src = tmp_path / "racy.cu"
+    src.write_text(RACY_BLOCKS_CU)
+    program = parse_file(src)
+    x = np.arange(1, 5, dtype=np.float32)
+    args = [x, np.zeros(5, np.float32), 4]
+    launch = {"grid": (4, 1, 1), "block": (1, 1, 1)}
+    reference = [a.copy() if hasattr(a, "copy") else a for a in args]
+    run_kernel(src, args=reference, program=program, launch=launch)
+    masks = undefined_elements(program, src, args, reference, 60, launch)
+    assert masks[1].tolist() == [True, False, False, False, False]
+    assert not masks[0].any() and masks[2] is None

@@ -535,10 +535,13 @@ inline int launch_erased(const char *name, dim3 grid, dim3 block, size_t shmem, 
   }
   g_gdim = grid;
   g_bdim = block;
+  // blocks run one after another; the driver may reverse the order (options().reverse_blocks)
+  // to find output elements whose value depends on it (blocks writing the same element)
+  const bool reverse = options().reverse_blocks != 0;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
-        g_bid = uint3{x, y, z};
+        g_bid = reverse ? uint3{grid.x - 1 - x, grid.y - 1 - y, grid.z - 1 - z} : uint3{x, y, z};
         run_block();
       }
   g_tid = uint3{0, 0, 0};
