@@ -392,35 +392,49 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
 
 
 SECOND_BUDGET = 10.0                     # seconds for finding the second size (translate --second-size)
+SECOND_FACTORS = (0.5, 2.0, 0.25, 4.0)   # the integer scalars scaled together, in this order
 
 
 def second_size_inputs(program, path, scalars: dict, seed: int = 0, timeout: float = 60, launch=None,
-                       budget: float = SECOND_BUDGET) -> Inference:
+                       budget: float = SECOND_BUDGET, larger_first: bool = False) -> Inference:
     """Inputs at a second size, for re-verifying a translation already verified on inputs
     whose scalars are ``scalars`` (issue 16: a translation must not fit one shape).
 
-    The integer scalars move away from the first size: first to at least four times the
-    largest of them (``CANDIDATES`` upwards), then to values between, then (a first size from
-    a case file is usually larger than every candidate) to smaller ones; the values the first
-    inputs used are not tried. The search is ``infer_inputs``'s own (guarded runs of the source,
-    degenerate inputs passed over, guessed pointers cut to the footprint), with another seed so
-    the data differ too. Not ``ok`` when the entry has no integer scalar (its sizes are fixed:
-    one size is all there is) or when no other size keeps the source in bounds."""
+    Every integer scalar is scaled by the same factor, so the relations between them (a stride
+    equal to a width, a square matrix) hold at the second size too. The factors are tried in
+    ``SECOND_FACTORS`` order (half first: sizes the user gave may be at the limits of a kernel
+    written for one shape, its fixed on-chip capacities, tile counts and launch limits), or
+    with ``larger_first`` (first inputs that were inferred: the smallest that worked) the
+    factors above 1 first. The pointer sizes and the checks are
+    ``infer_inputs``'s (guarded runs of the source, degenerate values passed over, guessed sizes
+    cut to the footprint), with another seed so the data differ too. Not ``ok`` when the entry
+    has no integer scalar (its sizes are fixed: one size is all there is) or when no scaled
+    size keeps the source in bounds and its outputs written."""
+    import time
+
     ints = [p.name for p in program.params if _int_scalar(p) and p.name in scalars]
     if not ints:
         return Inference(False, reason="the entry has no integer scalar parameters (its sizes are fixed)")
-    used = {int(scalars[n]) for n in ints}
-    first = max(used)
-    order = [c for c in CANDIDATES if c >= 4 * first] + [c for c in CANDIDATES if first < c < 4 * first] \
-        + [c for c in CANDIDATES if c < first]
-    order = tuple(c for c in order if c not in used)
-    if not order:
-        return Inference(False, reason="no candidate size differs from the first inputs'")
-    inf = infer_inputs(program, path, seed=seed + 1, timeout=timeout, launch=launch, candidates=order,
-                       budget=budget)
-    if inf.ok and all(int(inf.scalars[n]) == int(scalars[n]) for n in ints):
-        return Inference(False, reason="the only inputs found have the first inputs' sizes", tried=inf.tried)
-    return inf
+    deadline = time.monotonic() + budget
+    tried = []
+    last = None
+    factors = sorted(SECOND_FACTORS, key=lambda f: (f < 1, abs(f - 1))) if larger_first else SECOND_FACTORS
+    for factor in factors:
+        scaled = {n: max(1, int(round(int(scalars[n]) * factor))) for n in ints}
+        if all(scaled[n] == int(scalars[n]) for n in ints) or time.monotonic() > deadline:
+            continue
+        fixed = {n: v for n, v in scaled.items()}
+        inf = infer_inputs(program, path, seed=seed + 1, timeout=timeout, launch=launch, fixed=fixed,
+                           candidates=(max(scaled.values()),),
+                           budget=max(0.0, deadline - time.monotonic()))
+        tried += [{"value": f"x{factor:g}", "outcome": t["outcome"]} for t in inf.tried]
+        if inf.ok:
+            inf.tried = tried
+            return inf
+        last = inf
+    reason = (last.reason if last is not None else "no scaled size differs from the first inputs'")
+    return Inference(False, reason=f"no second size found (the integer scalars scaled by "
+                                   f"{', '.join(f'{f:g}' for f in SECOND_FACTORS)}): {reason}", tried=tried)
 
 
 def _undefined_outputs(program, path, before, after, outs, timeout, launch) -> str:

@@ -806,8 +806,9 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     ``fresh_fill``: the byte (0-255) fresh device and on-chip memory holds in this run (default:
     0xFF poison in strict mode, else zeros); two runs with different fills tell the output
     elements that depend on uninitialised memory.
-    ``reverse_blocks``: CUDA/HIP blocks run in reverse order (they run one after another): the
-    output elements that change depend on the order of the blocks (several blocks write them).
+    ``reverse_blocks``: CUDA/HIP blocks, or BANG task groups and the tasks of each group, run in
+    reverse order (they run one after another): the output elements that change depend on that
+    order (several blocks or tasks write them).
     """
     path = str(path)
     if source is None:

@@ -546,7 +546,9 @@ def _second_size(program, src_path, args, launch, seed, timeout, report):
         report.second_size = {"status": "skipped", "inputs": "", "message": (
             "a kernel entry runs under a fixed grid and block (its sizes are tied to that launch)")}
         return None
-    inf = second_size_inputs(program, src_path, scalars, seed=seed, timeout=timeout, launch=kernel_launch)
+    inferred = bool(report.inference and report.inference.get("ok"))
+    inf = second_size_inputs(program, src_path, scalars, seed=seed, timeout=timeout, launch=kernel_launch,
+                             larger_first=inferred)
     if not inf.ok:
         report.second_size = {"status": "skipped", "inputs": "", "message": inf.reason}
         return None
@@ -570,15 +572,14 @@ def _second_size(program, src_path, args, launch, seed, timeout, report):
 def undefined_elements(program, src_path, args, reference, timeout, launch):
     """Per argument, the elements of the source's result (``reference``, from ``args``) that
     the source does not define: they change when it runs again with fresh memory holding
-    another byte (uninitialised memory), or, for CUDA/HIP, with its blocks in reverse order
-    (several blocks write them: the value depends on an order CUDA does not fix). None when
-    those runs fail."""
+    another byte (uninitialised memory), or with its CUDA/HIP blocks or BANG tasks in reverse
+    order (several of them write the element: its value depends on an order the platform does
+    not fix; a VNNI program runs as written, and the rerun changes nothing). None when those
+    runs fail."""
     from .run import run_kernel
     from .verify import FRESH_FILL, differing_elements
 
-    reruns = [{"fresh_fill": FRESH_FILL}]
-    if program.platform in ("cuda", "hip"):
-        reruns.append({"reverse_blocks": True})
+    reruns = [{"fresh_fill": FRESH_FILL}, {"reverse_blocks": True}]
     masks = None
     for extra in reruns:
         try:

@@ -332,11 +332,12 @@ def test_an_output_that_fits_one_shape_fails_at_the_second_size(tmp_path, monkey
         monkeypatch.setitem(tr.PLANS, ("vnni", "cuda"), "test_fit_one_shape")
         out = tmp_path / "inc.cu"
         rep = tr.translate(str(src), "cuda", str(out))
-        # verified at the inferred n = 16, different at the second size (n = 64)
+        # verified at the inferred n = 16, different at the second size (n = 32: inferred first
+        # inputs are scaled up first)
         assert rep.status == "failed" and not out.exists(), rep.message
         assert [s.status for s in rep.steps] == ["verified", "failed-verification"]
         assert rep.steps[1].name == "second_size" and rep.causes[0].name == "second_size"
-        assert "at a second size (inferred inputs: n=64" in rep.message
+        assert "at a second size (inferred inputs: n=32" in rep.message
         assert rep.second_size["status"] == "failed"
         # --one-size: the same output is accepted (what the check guards against)
         rep = tr.translate(str(src), "cuda", str(out), second_size=False)
@@ -351,7 +352,7 @@ def test_a_translation_is_verified_at_a_second_size(tmp_path, capsys):
     out, rep = tmp_path / "inc.cu", tmp_path / "r.json"
     assert main(["translate", str(src), "--to", "cuda", "-o", str(out), "--report", str(rep)]) == 0
     second = json.loads(rep.read_text())["second_size"]
-    assert second["status"] == "verified" and second["inputs"].startswith("inferred inputs: n=64")
+    assert second["status"] == "verified" and second["inputs"].startswith("inferred inputs: n=32")
     assert "also verified at a second size" in capsys.readouterr().err
 
 

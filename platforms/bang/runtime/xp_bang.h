@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cmath>
@@ -651,7 +652,13 @@ inline void launch(const char *name, unsigned dx, unsigned dy, unsigned dz, int 
   for (const SiteInit &si : site_inits()) apply_init(si);
   unsigned long long total = (unsigned long long)dx * dy * dz;
   unsigned long long gsize = block ? 1 : (unsigned long long)ktype;
-  for (unsigned long long first = 0; first < total; first += gsize) {
+  // tasks run one group after another; the driver may reverse the order of the groups and of
+  // the tasks in a group (options().reverse_blocks) to find output elements whose value depends
+  // on it (tasks writing the same element)
+  const bool reverse = xp::options().reverse_blocks != 0;
+  const unsigned long long groups = (total + gsize - 1) / gsize;
+  for (unsigned long long g = 0; g < groups; ++g) {
+    const unsigned long long first = (reverse ? groups - 1 - g : g) * gsize;
     S.tasks.clear();
     unsigned long long cnt = total - first < gsize ? total - first : gsize;
     S.tasks.reserve(cnt + n);
@@ -675,6 +682,7 @@ inline void launch(const char *name, unsigned dx, unsigned dy, unsigned dz, int 
         S.tasks.push_back(t);
       }
     }
+    if (reverse) std::reverse(S.tasks.begin(), S.tasks.begin() + (long)cnt);   // the compute tasks
     run_group();
   }
   S.tasks.clear();
