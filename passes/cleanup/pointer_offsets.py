@@ -180,27 +180,35 @@ def _same_base_comparisons(fdef, bases: set[str]) -> None:
     canon.replace_nodes(fdef.body, replacement, skip={c_ast.StructRef: ("field",)})
 
 
+def _at_offset(name: str, base: str, off: str, decl, steps: bool):
+    """The node replacement that reads pointer ``name`` as ``base`` at the integer offset
+    ``off``: ``name[i]`` -> ``base[off + i]``, ``*name`` -> ``base[off]``, ``name`` -> ``(base +
+    off)``; with ``steps``, a step of ``name`` moves ``off`` instead. ``decl`` (the pointer's
+    own declaration) is left to the caller."""
+    def replacement(n):
+        step = _change(n, name) if steps else None
+        if step is not None:
+            return c_ast.Assignment(step[0], c_ast.ID(off), step[1])
+        if n is decl:
+            return None
+        if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name == name:
+            n.subscript = canon.replace_nodes(c_ast.ExprList([n.subscript]), replacement).exprs[0]
+            return c_ast.ArrayRef(c_ast.ID(base), c_ast.BinaryOp("+", c_ast.ID(off), n.subscript))
+        if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID) and n.expr.name == name:
+            return c_ast.ArrayRef(c_ast.ID(base), c_ast.ID(off))
+        if isinstance(n, c_ast.ID) and n.name == name:
+            return c_ast.BinaryOp("+", c_ast.ID(base), c_ast.ID(off))
+        return None
+    return replacement
+
+
 def _rewrite(fdef, pointers) -> None:
     ends = derived(fdef, pointers)
     end_names = {q for q, *_ in ends}
     for p, block, decl in pointers:
         off = _offset_name(p)
 
-        def replacement(n, p=p, off=off):
-            step = _change(n, p)
-            if step is not None:
-                return c_ast.Assignment(step[0], c_ast.ID(off), step[1])
-            if n is decl:
-                return None                 # the declaration itself (its initialiser is read below)
-            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name == p:
-                n.subscript = canon.replace_nodes(c_ast.ExprList([n.subscript]), replacement).exprs[0]
-                return c_ast.ArrayRef(c_ast.ID(p), c_ast.BinaryOp("+", c_ast.ID(off), n.subscript))
-            if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID) and n.expr.name == p:
-                return c_ast.ArrayRef(c_ast.ID(p), c_ast.ID(off))
-            if isinstance(n, c_ast.ID) and n.name == p:
-                return c_ast.BinaryOp("+", c_ast.ID(p), c_ast.ID(off))
-            return None
-
+        replacement = _at_offset(p, p, off, decl, steps=True)
         canon.replace_nodes(fdef.body, replacement, skip={c_ast.StructRef: ("field",)})
         (offset,) = canon.parse_stmts(f"long long {off} = 0;")
         if block is None:
@@ -213,17 +221,7 @@ def _rewrite(fdef, pointers) -> None:
     for q, p, op, amount, block, decl in ends:
         off = _offset_name(q)
 
-        def end_replacement(n, q=q, p=p, off=off, decl=decl):
-            if n is decl:
-                return None
-            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name == q:
-                return c_ast.ArrayRef(c_ast.ID(p), c_ast.BinaryOp("+", c_ast.ID(off), n.subscript))
-            if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ID) and n.expr.name == q:
-                return c_ast.ArrayRef(c_ast.ID(p), c_ast.ID(off))
-            if isinstance(n, c_ast.ID) and n.name == q:
-                return c_ast.BinaryOp("+", c_ast.ID(p), c_ast.ID(off))
-            return None
-
+        end_replacement = _at_offset(q, p, off, decl, steps=False)
         canon.replace_nodes(fdef.body, end_replacement, skip={c_ast.StructRef: ("field",)})
         (offset,) = canon.parse_stmts(f"long long {off} = 0;")
         offset.init = c_ast.BinaryOp(op, c_ast.ID(_offset_name(p)), copy.deepcopy(amount))
