@@ -428,9 +428,9 @@ def second_size_inputs(program, path, scalars: dict, seed: int = 0, timeout: flo
                            candidates=(max(scaled.values()),),
                            budget=max(0.0, deadline - time.monotonic()))
         tried += [{"value": f"x{factor:g}", "outcome": t["outcome"]} for t in inf.tried]
-        if inf.ok:
+        if inf.ok and any(t["outcome"].startswith("ok") for t in inf.tried):
             inf.tried = tried
-            return inf
+            return inf            # (a degenerate run, e.g. an empty grid, is no second size)
         last = inf
     reason = (last.reason if last is not None else "no scaled size differs from the first inputs'")
     return Inference(False, reason=f"no second size found (the integer scalars scaled by "
