@@ -44,6 +44,7 @@ import re
 from dataclasses import replace
 
 from pycparser import c_ast
+from pycparser.c_parser import ParseError
 
 import passes.canon as canon
 from passes.base import PassInfo, register
@@ -146,9 +147,11 @@ class _Env:
     """Names -> declared types visible at a point of a scoped walk of one function (file
     scope, parameters, block and ``for`` scopes)."""
 
-    def __init__(self, file_decls: dict, typedefs: dict):
+    def __init__(self, file_decls: dict, typedefs: dict, macros: dict | None = None):
         self.typedefs = typedefs
         self.stack: list[dict] = [dict(file_decls)]
+        self.macros = macros or {}            # object-like macro name -> body text
+        self._expanding: set[str] = set()
 
     def push(self):
         self.stack.append({})
@@ -171,7 +174,9 @@ class _Env:
         match e:
             case c_ast.ID(name=name):
                 t = self.get(name)
-                return _scalar_decl_type(t, td) if t is not None else None
+                if t is None:
+                    return self._macro_type(name)
+                return _scalar_decl_type(t, td)
             case c_ast.Constant(type=ty, value=v):
                 v = v.lower()
                 if ty in ("float", "double"):
@@ -211,6 +216,22 @@ class _Env:
                     return {"abs": "int", "labs": "long", "llabs": "long long"}[name]
                 return None
         return None
+
+    def _macro_type(self, name: str) -> str | None:
+        """Type of an object-like macro used as a name (``#define CHUNK 128``): the type of its
+        body read as a C expression (the preprocessor puts that text in its place)."""
+        body = self.macros.get(name)
+        if not body or name in self._expanding:
+            return None
+        try:
+            e = canon.parse_expr(body)
+        except ParseError:                  # not an expression (a statement macro, a type)
+            return None
+        self._expanding.add(name)
+        try:
+            return self.type_of(e)
+        finally:
+            self._expanding.discard(name)
 
 
 def _rewrite_call(call, env: _Env) -> tuple[c_ast.Node | None, str | None]:
@@ -272,11 +293,13 @@ def _rewrite(program, apply: bool):
     typedefs = canon.typedef_map(ast)
     file_decls = {e.name: e.type for e in ast.ext
                   if isinstance(e, c_ast.Decl) and e.name and not isinstance(e.type, c_ast.FuncDecl)}
+    macros = {n: d["body"] for n, d in ((program.facts or {}).get("defines") or {}).items()
+              if isinstance(d, dict) and d.get("params") is None and isinstance(d.get("body"), str)}
     count, problems = 0, []
     for fdef in ast.ext:
         if not isinstance(fdef, c_ast.FuncDef):
             continue
-        env = _Env(file_decls, typedefs)
+        env = _Env(file_decls, typedefs, macros)
         env.push()
         for prm in (fdef.decl.type.args.params if isinstance(fdef.decl.type, c_ast.FuncDecl)
                     and fdef.decl.type.args is not None else []):

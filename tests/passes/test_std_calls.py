@@ -159,3 +159,28 @@ def test_explicit_template_argument_converts_both_operands():
         results.append(y)
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_array_equal(results[1][0::2], np.minimum(x, 1024))
+
+
+def test_object_macro_operands_take_the_type_of_their_body():
+    """std::min(int64_t, (int64_t + CHUNK - 1) / CHUNK) with ``#define CHUNK 128`` (ggml's
+    count_equal grid size): the macro name has the type of its body (int), so both operands are
+    int64_t; a macro whose body is not an expression still leaves the type unknown."""
+    text = ('#include <algorithm>\n#include <cstdint>\n#define CHUNK 128\n#define WIDE (CHUNK * 2LL)\n'
+            '#define STMT do { } while (0)\n'
+            'extern "C" void k(const long long *x, long long *y, int n) {\n'
+            '  for (int i = 0; i < n; ++i) { y[2 * i] = std::min((int64_t) 4 * n, ((int64_t) x[i] + CHUNK - 1) / CHUNK);\n'
+            '    y[2 * i + 1] = std::max(x[i], WIDE); } }\n')
+    src = _prog(text)
+    out = run_pass("std_calls", src)
+    assert "std::" not in _emit(out)
+    n = 40
+    x = np.random.default_rng(5).integers(-3000, 30000, n).astype(np.int64)
+    results = []
+    for p in (src, out):
+        y = np.zeros(2 * n, np.int64)
+        run_kernel("a.cpp", args=[x, y, n], source=_emit(p), program=p)
+        results.append(y)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[1][1::2], np.maximum(x, 256))
+    _refused('#define STMT do { } while (0)\nextern "C" void k(float *x) { x[0] = std::max(x[1], STMT); }',
+             "XP-STD-002", "cannot be established")
