@@ -49,6 +49,7 @@ from pycparser import c_ast
 
 import passes.canon as canon
 from passes.base import PassInfo, register
+from platforms.common.gpu_vectors import COMPONENTS, VECTOR_TYPES
 
 NAME = "vector_types"
 _ELEM_BYTES = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4, "short": 2,
@@ -321,13 +322,17 @@ class _Rewrite:
                 return self.lane(e.expr, k, elem)
             if canon.has_side_effects(e):
                 raise _Refuse("XP-VECTYPES-004", "an element-wise operand with side effects", e)
-            return c_ast.ArrayRef(self.place(copy.deepcopy(e)), c_ast.Constant("int", str(k)))
+            return self.leaf(e, k)
         if self.vt(e) is not None:
             raise _Refuse("XP-VECTYPES-003", "a vector pointer in an element-wise expression", e)
         if canon.has_side_effects(e):
             raise _Refuse("XP-VECTYPES-004", "a scalar operand with side effects in an element-wise "
                           "expression (it would be evaluated once per lane)", e)
         return self._elem_cast(self.expr(copy.deepcopy(e)), elem)
+
+    def leaf(self, e, k):
+        """Lane ``k`` of a vector object (a copy of ``e``)."""
+        return c_ast.ArrayRef(self.place(copy.deepcopy(e)), c_ast.Constant("int", str(k)))
 
     @staticmethod
     def _elem_cast(x, elem):
@@ -357,9 +362,7 @@ class _Rewrite:
             raise _Refuse("XP-VECTYPES-005", "an element-wise target and operand both reached "
                           "through pointers (they could overlap partially)", node)
         lanes_rv = [self.lane(rv, k, elem) for k in range(lanes)]
-        return [c_ast.Assignment("=", c_ast.ArrayRef(self.place(copy.deepcopy(lv)),
-                                                     c_ast.Constant("int", str(k))), x, coord=node.coord)
-                for k, x in enumerate(lanes_rv)]
+        return [c_ast.Assignment("=", self.leaf(lv, k), x, coord=node.coord) for k, x in enumerate(lanes_rv)]
 
     # ---- statements ---------------------------------------------------------------------
     def items(self, stmt) -> list:
@@ -533,3 +536,115 @@ def _legal(program):
     except _Refuse as r:
         return [canon.diag(program, NAME, r.code, r.message, r.node)]
     return canon.Rewritten(ast)
+
+
+# ------------------------------------------------------------------ CUDA/HIP vector structs
+class _StructLanes(_Rewrite):
+    """The same lane expansion for the CUDA/HIP vector structs (``float2``: members x, y): HIP
+    defines ``+ - * /`` on them element-wise (a scalar operand converted to the element type
+    first, ``amd_hip_vector_types.h``), plain C and CUDA do not. Whole-vector statements and
+    initialisers become one statement per member; every other use of a vector struct (copies,
+    members, calls) is left as it is."""
+
+    def __init__(self, ast, vecs):
+        super().__init__(ast, vecs)
+        self.changed = False
+
+    def retype(self, holder, attr="type"):
+        return None                  # the struct types stay
+
+    def vt(self, e):
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID):
+            name = e.name.name
+            if name.startswith("make_") and name[5:] in self.vecs:
+                return name[5:], 0
+            d = self.scopes.get(name)
+            if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.FuncDecl):
+                return _vinfo(d.type.type, self.vecs)
+            return None
+        if isinstance(e, c_ast.StructRef):
+            return None              # a member: x, y, z, w are scalars
+        return super().vt(e)
+
+    def arith(self, e) -> bool:
+        """Whether ``e`` is element-wise vector arithmetic (what needs the expansion)."""
+        if isinstance(e, c_ast.BinaryOp):
+            return e.op in _ARITH and self.is_vec(e)
+        if isinstance(e, c_ast.UnaryOp) and e.op in ("-", "+"):
+            return self.is_vec(e)
+        if isinstance(e, c_ast.Cast):
+            return self.arith(e.expr)
+        return False
+
+    def expr(self, e):
+        if e is None:
+            return None
+        if isinstance(e, c_ast.BinaryOp) and self.is_vec(e):
+            raise _Refuse("XP-VECTYPES-003", f"vector operator {e.op!r} outside a whole-vector "
+                          "statement or initialiser", e)
+        if isinstance(e, c_ast.UnaryOp) and e.op in ("-", "+") and self.is_vec(e):
+            raise _Refuse("XP-VECTYPES-003", f"vector operator {e.op!r} outside a whole-vector "
+                          "statement or initialiser", e)
+        return canon.map_children(e, self.expr)
+
+    def place(self, e):
+        return self.expr(e)
+
+    def leaf(self, e, k):
+        return c_ast.StructRef(copy.deepcopy(e), ".", c_ast.ID(COMPONENTS[k]))
+
+    def lane(self, e, k, elem):
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and e.name.name.startswith("make_") \
+                and e.name.name[5:] in self.vecs:
+            args = e.args.exprs if e.args is not None else []
+            if len(args) != self.vecs[e.name.name[5:]][1]:
+                raise _Refuse("XP-VECTYPES-003", f"{e.name.name} with {len(args)} arguments", e)
+            if canon.has_side_effects(e.args):
+                raise _Refuse("XP-VECTYPES-004", "a vector constructor with side effects", e)
+            return self._elem_cast(self.expr(copy.deepcopy(args[k])), elem)
+        return super().lane(e, k, elem)
+
+    def items(self, stmt) -> list:
+        if isinstance(stmt, c_ast.Assignment) and self.is_vec(stmt.lvalue) and (
+                stmt.op != "=" or self.arith(stmt.rvalue)):
+            self.changed = True
+            return self.expand(stmt.lvalue, stmt.op, stmt.rvalue, stmt)
+        if isinstance(stmt, c_ast.Typedef):
+            return [stmt]
+        return super().items(stmt)
+
+    def decl(self, d):
+        self.note(d)
+        v = self.orig[id(d)]
+        if d.init is not None and v and v[1] == 0 and self.arith(d.init):
+            elem, lanes = self.vecs[v[0]]
+            d.init = c_ast.InitList([self.lane(d.init, k, elem) for k in range(lanes)], d.init.coord)
+            self.changed = True
+        elif d.init is not None:
+            d.init = self.expr(d.init)
+        self.scopes.add(d)
+        return d
+
+    def run(self):
+        for e in self.ast.ext:
+            if isinstance(e, c_ast.FuncDef):
+                params = e.decl.type.args.params if e.decl.type.args is not None else []
+                self.scopes.push()
+                for p in params:
+                    if isinstance(p, c_ast.Decl):
+                        self.note(p)
+                        self.scopes.add(p)
+                e.body = self.stmt(e.body)
+                self.scopes.pop()
+
+
+def expand_struct_arithmetic(ast) -> tuple[bool, tuple | None]:
+    """The lane expansion of ``_StructLanes`` on ``ast`` (in place): (whether anything was
+    expanded, the refusal ``(code, message, node)`` or None). The pass lives in the lift stage
+    (``passes/lift/vector_struct_ops.py``): it runs on the HIP source, before ``loop_recovery``."""
+    rewrite = _StructLanes(ast, {name: (elem.split(), k) for name, (elem, k, _a) in VECTOR_TYPES.items()})
+    try:
+        rewrite.run()
+    except _Refuse as r:
+        return rewrite.changed, (r.code, r.message, r.node)
+    return rewrite.changed, None

@@ -14,6 +14,7 @@ import pytest
 
 import platforms
 from passes.cleanup import vector_types  # noqa: F401
+from passes.lift import vector_struct_ops  # noqa: F401
 from passes.base import PassRefused, run_pass
 from xpiler.parse import parse_source
 from xpiler.run import run_kernel
@@ -167,3 +168,59 @@ def test_rewritten_vectors_compile_with_hipcc(tmp_path):
     path = tmp_path / "k.hip"
     path.write_text(text)
     _hipcc(path)
+
+
+# ------------------------------------------------------------------ vector_struct_ops (HIP float2 arithmetic)
+HIP_STRUCTS = r"""
+#include <hip/hip_runtime.h>
+template <int M>
+__global__ void k(const float *x, const float *y, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float2 acc[M];
+  for (int m = 0; m < M; ++m) acc[m] = {0.0f, 0.0f};
+  float2 a = make_float2(x[2 * i], x[2 * i + 1]);
+  float2 b = {y[2 * i], y[2 * i + 1]};
+  for (int m = 0; m < M; ++m) {
+    acc[m] += a * b;
+    acc[m] = acc[m] - make_float2(0.5f, 0.25f) * b;
+  }
+  float2 c = a + acc[M - 1];
+  out[2 * i] = c.x;
+  out[2 * i + 1] = c.y;
+}
+extern "C" void run(const float *x, const float *y, float *out, int n) {
+  k<3><<<(n + 63) / 64, 64>>>(x, y, out, n);
+}
+"""
+
+
+def test_vector_struct_arithmetic_becomes_member_statements_with_the_same_outputs():
+    from passes.base import apply_pass
+
+    src = parse_source(HIP_STRUCTS, "hip", "t.hip")
+    out = apply_pass("vector_struct_ops", src)
+    assert out.changed
+    text = _emit(out.program)
+    assert ".x = (float)" in text and ".y = (float)" in text and "a * b" not in text
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(200).astype(np.float32), rng.standard_normal(200).astype(np.float32),
+            np.zeros(200, np.float32), 100]
+    want, got = copy.deepcopy(args), copy.deepcopy(args)
+    run_kernel("a.hip", args=want, source=_emit(src), program=src)
+    run_kernel("b.hip", args=got, source=text, program=out.program)
+    assert np.any(want[2] != 0)
+    np.testing.assert_array_equal(want[2], got[2])
+
+
+def test_vector_struct_ops_nothing_to_do_and_refusal():
+    from passes.base import apply_pass
+
+    plain = parse_source('#include <hip/hip_runtime.h>\n__global__ void k(float *x) '
+                         '{ float2 v = make_float2(1.0f, 2.0f); float2 w = v; x[0] = w.x; }', "hip", "t.hip")
+    got = apply_pass("vector_struct_ops", plain)
+    assert not got.changed and got.program is plain and got.reason.code == "XP-VECTYPES-006"
+    nested = parse_source(HIP_STRUCTS.replace("out[2 * i] = c.x;", "out[2 * i] = (a * b).x;"), "hip", "t.hip")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("vector_struct_ops", nested)
+    assert exc.value.diagnostics[0].code == "XP-VECTYPES-003"

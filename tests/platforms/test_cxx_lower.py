@@ -191,3 +191,31 @@ def test_uncaught_throw_and_braced_values(tmp_path):
     out = np.zeros(2 * 100, np.float32)
     run_kernel(path, args=[out, 100], program=program, source=program.source)
     np.testing.assert_array_equal(out.reshape(100, 2), np.stack([np.arange(100), -np.ones(100)], 1))
+
+
+TEMPLATE_BRACED = r"""
+#include <hip/hip_runtime.h>
+template <int N>
+__global__ void pairs(float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float2 v[N];
+  for (int k = 0; k < N; ++k) v[k] = {(float) i, (float) k};
+  out[2 * i] = v[N - 1].x;
+  out[2 * i + 1] = v[N - 1].y;
+}
+extern "C" void run(float *out, int n) {
+  hipLaunchKernelGGL(pairs<3>, dim3((n + 63) / 64), dim3(64), 0, 0, out, n);
+}
+"""
+
+
+def test_braced_value_in_a_template_takes_the_assigned_type(tmp_path):
+    # clang leaves a braced list in a template pattern untyped ("void"); the type comes from the
+    # assigned array's declaration
+    path = _write(tmp_path, "pairs.hip", TEMPLATE_BRACED)
+    program = _lowered(path, "hip")
+    assert "(float2){" in program.source and "(void){" not in program.source
+    out = np.zeros(2 * 100, np.float32)
+    run_kernel(path, args=[out, 100], program=program, source=program.source)
+    np.testing.assert_array_equal(out.reshape(100, 2), np.stack([np.arange(100), 2 * np.ones(100)], 1))

@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 
 import platforms
+from platforms.common.gpu_vectors import VECTOR_TYPES
 
 WARP = {"cuda": 32, "hip": 64}
 
@@ -425,16 +426,6 @@ static inline xp_f32x16 xp_ld_f32x16(const float *p) {
   return v;
 }
 """
-
-
-# CUDA/HIP vector types (vector_types.h): name -> (element type, components, alignment bytes)
-VECTOR_TYPES = {}
-for _e, _n, _sz in (("float", "float", 4), ("double", "double", 8), ("int", "int", 4), ("uint", "unsigned int", 4),
-                    ("short", "short", 2), ("ushort", "unsigned short", 2), ("char", "signed char", 1),
-                    ("uchar", "unsigned char", 1), ("long", "long", 8), ("longlong", "long long", 8)):
-    for _k in (1, 2, 3, 4):
-        _al = _sz * (_k if _k != 3 else 1)
-        VECTOR_TYPES[f"{_e}{_k}"] = (_n, _k, min(_al, 16))
 
 
 def vector_type(name: str) -> str:

@@ -561,14 +561,48 @@ def braced_values(unit: ParsedUnit, rw: Rewriter) -> None:
                         keep.add(_offsets(x))
         if k == "INIT_LIST_EXPR":
             lists.append(c)
+    assigned = _assigned_list_types(unit)
     for c in lists:
         s, e = _offsets(c)
         if (s, e) in keep or s >= len(text) or text[s] != "{":
             continue
         t = c.type.spelling
+        if t in ("void", "", "<dependent type>") or "dependent" in t:
+            # inside a template clang leaves the list untyped (``void``): an assignment's
+            # left-hand side still names the type (``v[i] = {..}`` with ``float2 v[N]``)
+            t = assigned.get((s, e), "")
         if not t or "<" in t or t.startswith("("):
             continue
         rw.replace(s, s, f"({t})")
+
+
+def _assigned_list_types(unit: ParsedUnit) -> dict[tuple[int, int], str]:
+    """Braced lists on the right of ``=``: their extents -> the type of the variable (or array
+    element) assigned, read from the variable's declaration through the subscripts."""
+    out = {}
+    for c in unit.user_cursors():
+        if c.kind.name != "BINARY_OPERATOR":
+            continue
+        kids = list(c.get_children())
+        if len(kids) != 2 or kids[1].kind.name != "INIT_LIST_EXPR":
+            continue
+        lhs, subscripts = kids[0], 0
+        while lhs.kind.name in ("ARRAY_SUBSCRIPT_EXPR", "UNEXPOSED_EXPR", "PAREN_EXPR"):
+            subscripts += lhs.kind.name == "ARRAY_SUBSCRIPT_EXPR"
+            first = next(iter(lhs.get_children()), None)
+            if first is None:
+                break
+            lhs = first
+        decl = lhs.referenced if lhs.kind.name == "DECL_REF_EXPR" else None
+        if decl is None:
+            continue
+        t = decl.type
+        for _ in range(subscripts):
+            t = t.get_array_element_type()
+        name = t.spelling
+        if name and "[" not in name and "dependent" not in name and name != "void":
+            out[_offsets(kids[1])] = name
+    return out
 
 
 def templates_and_classes(unit: ParsedUnit, rw: Rewriter) -> None:
