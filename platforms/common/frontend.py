@@ -21,6 +21,8 @@ Reversal data lives in ``Program.facts`` (JSON-able):
 ``namespaces``      namespaces opened with ``using namespace``
 ``macro_specifiers``  object-like macros standing for qualifiers, with their expansion
 ``constants``       compile-time integer constants (``#define``, ``constexpr``, ``const``)
+``call_aliases``    ``{macro: intrinsic}``: calls through an object-like macro naming an
+                    intrinsic, which call the intrinsic in the AST (``resolve_call_aliases``)
 """
 from __future__ import annotations
 
@@ -140,9 +142,12 @@ def _parse_program(text: str, dialect: Dialect, path: str, entry: str | None) ->
         raise _error("XP1003", "no declarations in file (empty after preprocessing)",
                      Coord(path, 1, 1))
     renamed = separate_overloads(ast, dialect, facts.get("extern_c_spans", []), macro_specs)
+    call_aliases = resolve_call_aliases(ast, pre.defines, dialect.name)
     finish_facts(facts, pre, ast, macro_specs)
     if renamed:
         facts["overloads_renamed"] = renamed
+    if call_aliases:
+        facts["call_aliases"] = call_aliases
     program = Program(platform=dialect.name, source=text, path=path, ast=ast, facts=facts)
     program = analysis.build(program, dialect, entry)
     program.diagnostics.extend(missing_header_warnings(text, dialect.name, path))
@@ -197,6 +202,46 @@ class _Names(c_ast.NodeVisitor):
         if n.name:
             self.names.add(n.name)
         self.generic_visit(n)
+
+
+def resolve_call_aliases(ast: c_ast.FileAST, defines: dict[str, Macro], platform: str) -> dict[str, str]:
+    """Calls through an object-like macro that names an intrinsic (``#define SHFL_SYNC
+    __shfl_sync`` ... ``SHFL_SYNC(FULL_MASK, v, i)``) call the intrinsic itself, as the C
+    preprocessor expands them: the callee becomes the intrinsic's name, so that the analysis and
+    the passes, which give intrinsics their meaning by name (shuffles, atomics, vector
+    intrinsics), see it. Chains of aliases are followed; only a macro defined above the call,
+    with a body of one identifier that is spelled like an intrinsic of ``platform``
+    (``known_names.looks_intrinsic``, ``analysis.INTRINSIC``), is resolved; the ``#define`` stays
+    in the preamble. Returns ``{macro: intrinsic}`` for the aliases used so."""
+    from .known_names import looks_intrinsic
+
+    def target(name: str, line: int) -> str | None:
+        seen = set()
+        while name in defines and name not in seen and len(seen) < 16:
+            m = defines[name]
+            if m.params is not None or not _WORD.fullmatch(m.body.strip()) or m.line >= line:
+                return None
+            seen.add(name)
+            name = m.body.strip()
+        if not seen or name in _TYPE_WORDS:
+            return None
+        return name if looks_intrinsic(platform, name) or analysis.INTRINSIC.fullmatch(name) else None
+
+    used: dict[str, str] = {}
+
+    class Calls(c_ast.NodeVisitor):
+        def visit_FuncCall(self, node):
+            if isinstance(node.name, c_ast.ID) and node.name.name in defines:
+                coord = node.name.coord or node.coord
+                new = target(node.name.name, getattr(coord, "line", None) or 1 << 30)
+                if new is not None:
+                    used[node.name.name] = new
+                    node.name = c_ast.ID(new, coord=node.name.coord)
+            self.generic_visit(node)
+
+    if any(m.params is None for m in defines.values()):
+        Calls().visit(ast)
+    return used
 
 
 def separate_overloads(ast: c_ast.FileAST, dialect: Dialect, spans: list[list[int]],

@@ -340,7 +340,10 @@ def _host(fd, kernels: set[str], program, dims: _Dim3Facts | None = None):
     dims = dims or _Dim3Facts(c_ast.FileAST([]))
     dim3_vars = set()
     for n in G.walk(fd):
-        if isinstance(n, c_ast.Decl) and G.base_names(n.type) == ["dim3"] and isinstance(n.type, c_ast.TypeDecl):
+        if isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.TypeDecl) and (
+                G.base_names(n.type) == ["dim3"]
+                # auto blocks = dim3(x, y): a dim3 too (declared as one below)
+                or "auto" in (n.storage or []) and G.call_name(n.init) == "dim3"):
             dim3_vars.add(n.name)
     params = {id(p) for p in (fd.decl.type.args.params if fd.decl.type.args else [])}
 
@@ -370,6 +373,12 @@ def _host(fd, kernels: set[str], program, dims: _Dim3Facts | None = None):
                 raise G.Refuse("XP-RECOVER-002", f"launch of unknown kernel {k}", node)
             shmem = cfg[2] if len(cfg) > 2 else c_ast.Constant("int", "0")
             return c_ast.FuncCall(c_ast.ID(k), c_ast.ExprList(list(args) + [as_dim(cfg[0]), as_dim(cfg[1]), shmem]))
+        if isinstance(node, c_ast.Decl) and node.name in dim3_vars and "auto" in (node.storage or []) and \
+                isinstance(node.type, c_ast.TypeDecl):
+            # auto blocks = dim3(x, y) -> dim3 blocks = xp_dim3(x, y, 1): the type spelled out
+            node.storage = [s for s in node.storage if s != "auto"]
+            node.type = c_ast.TypeDecl(node.name, list(node.type.quals or []), None,
+                                       c_ast.IdentifierType(["dim3"]), coord=node.type.coord)
         if isinstance(node, c_ast.Decl) and G.base_names(node.type) == ["dim3"] and \
                 isinstance(node.type, c_ast.TypeDecl):
             if node.init is None:
