@@ -806,9 +806,10 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     ``fresh_fill``: the byte (0-255) fresh device and on-chip memory holds in this run (default:
     0xFF poison in strict mode, else zeros); two runs with different fills tell the output
     elements that depend on uninitialised memory.
-    ``reverse_blocks``: CUDA/HIP blocks, or BANG task groups and the tasks of each group, run in
-    reverse order (they run one after another): the output elements that change depend on that
-    order (several blocks or tasks write them).
+    ``reverse_blocks``: CUDA/HIP blocks and the threads of each block (between barriers), or BANG
+    task groups and the tasks of each group, run in reverse order (they run one after another):
+    the output elements that change depend on that order (several blocks or tasks write them,
+    or threads race on shared memory).
     """
     path = str(path)
     if source is None:

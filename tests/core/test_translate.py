@@ -396,3 +396,44 @@ def test_elements_several_blocks_write_are_undefined(tmp_path):
     masks = undefined_elements(program, src, args, reference, 60, launch)
     assert masks[1].tolist() == [True, False, False, False, False]
     assert not masks[0].any() and masks[2] is None
+
+
+RACY_THREADS_CU = r"""
+__global__ void tile_sum(const float* x, float* y, int n) {
+  // the tile is refilled without a barrier after its last read: a data race (thread t + 4
+  // may overwrite tile[t + 4] before thread t has read it); threads 4..7 read their own slot
+  __shared__ float tile[8];
+  int t = threadIdx.x;
+  float s = 0.0f;
+  for (int ph = 0; ph < 2; ++ph) {
+    tile[t] = x[ph * 8 + t];
+    __syncthreads();
+    s += t < 4 ? tile[t + 4] : tile[t];
+  }
+  y[t] = s;
+}
+"""
+
+
+def test_elements_that_depend_on_the_thread_order_are_undefined(tmp_path):
+    """Threads of a block run one after another between barriers; the source run with its
+    threads reversed tells a shared-memory race apart: y[0..3] read tile[4..7] in the interval
+    threads 4..7 refill it, so their values depend on the order; y[4..7] read their own slot.
+    (The thread that arrives last at a barrier runs on at once: thread 7 in one order, 0 in the
+    other, so y[0] and y[3] come out the same in both, and two orders do not see every race.)"""
+    import numpy as np
+
+    from xpiler.parse import parse_file
+    from xpiler.run import run_kernel
+    from xpiler.translate import undefined_elements
+
+    src = tmp_path / "race.cu"
+    src.write_text(RACY_THREADS_CU)
+    program = parse_file(src)
+    x = np.arange(1, 17, dtype=np.float32)
+    args = [x, np.zeros(8, np.float32), 16]
+    launch = {"grid": (1, 1, 1), "block": (8, 1, 1)}
+    reference = [a.copy() if hasattr(a, "copy") else a for a in args]
+    run_kernel(src, args=reference, program=program, launch=launch)
+    masks = undefined_elements(program, src, args, reference, 60, launch)
+    assert masks[1].tolist()[1:3] == [True, True] and not masks[1][4:].any()

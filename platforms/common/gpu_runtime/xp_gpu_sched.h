@@ -370,9 +370,14 @@ inline void run_block() {
   b.done = 0;
   b.at_barrier = 0;
   b.bar_count = 0;
+  // threads run one after another between barriers; the driver may reverse their order
+  // (options().reverse_blocks) to find output elements that depend on it: a data race (a shared
+  // slot written by one thread in the interval another reads it) gives another value
+  const bool reverse = options().reverse_blocks != 0;
   for (;;) {
     bool ran = false;
-    for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const int i = reverse ? n - 1 - j : j;
       ThreadRec &t = b.th[i];
       if (t.st == TS_NEW) {
         int si = b.free_stacks.back();

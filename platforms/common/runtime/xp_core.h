@@ -44,7 +44,7 @@ typedef struct xp_options {
   long long nram_bytes, wram_bytes, sram_bytes, ldram_bytes;  // BANG per core / cluster
   int clusters, cores_per_cluster;                            // BANG device profile
   int fresh_fill;             // 0: fresh memory as strict decides; k > 0: filled with byte k - 1
-  int reverse_blocks;         // 1: CUDA/HIP blocks / BANG tasks run in reverse order (order-dependent results)
+  int reverse_blocks;         // 1: CUDA/HIP blocks and the threads of a block / BANG tasks run in reverse order (order-dependent results)
 } xp_options_t;
 
 // Launch configuration for calling a device kernel directly (kernel entry).
