@@ -8,7 +8,8 @@ Requires
     1. The program is CUDA and the target HIP, or the reverse.
     2. It uses no tensor-core / matrix-core instruction (``nvcuda::wmma``, ``__builtin_amdgcn_*``):
        those need the tensorize/detensorize pair, not a rename.
-    3. It uses no ``__match_*`` / ``__reduce_*_sync`` intrinsic; HIP -> CUDA also no 64-lane vote
+    3. It uses no ``__match_*`` intrinsic, and a ``__reduce_*_sync`` only with the full mask
+       ``0xffffffff`` and an operand of a known ``int`` / ``unsigned`` type (CUDA -> HIP); HIP -> CUDA also no 64-lane vote
        (``__ballot``, ``__any``, ``__activemask``) and no shuffle with a constant
        width above 32, which 32-lane warps cannot express (XP-APIMAP-002).
 Guarantees
@@ -20,6 +21,12 @@ Guarantees
     votes become the 64-bit wavefront ``__ballot`` narrowed to the thread's 32-lane half
     (``(unsigned)(__ballot(p) >> (__lane_id() & 32))``); ``__syncwarp`` becomes
     ``__builtin_amdgcn_wave_barrier()``; ``hipLaunchKernelGGL`` becomes a ``<<<>>>`` launch.
+    A CUDA 11 warp reduction with the full mask (``__reduce_add_sync(0xffffffff, v)``) becomes a
+    call of a generated device function ``xp_reduce_<op>_sync_<int|unsigned>``: a shuffle-xor
+    butterfly of width 32 combining as ``platforms/cuda/intrinsics/warp.toml`` says (sums in
+    unsigned arithmetic, modulo 2^32), exact for these integer operations; every lane of the
+    32-lane group must take part, as the full mask requires (the virtual device reports a read of
+    a lane that did not).
     HIP's ``__lane_id()`` becomes the linear thread id modulo ``warpSize``. HIP -> CUDA also spells the older built-ins (``hipThreadIdx_x`` ...) as ``threadIdx.x`` and
     calls of the ROCm device library (``__ocml_erf_f32``) as the libm function (``erff``).
     Runtime names used inside ``#define`` bodies are renamed like the code.
@@ -131,6 +138,8 @@ def map_api(program, to: str):
         normalize_hip_builtins(ast)
     _Renamer(names, shuffles, to, program.platform).visit(ast)
     _replace_calls(ast, _votes_to_hip if to == "hip" else _launch_ggl_to_cuda)
+    if to == "hip":
+        _expand_reductions(ast)
     facts = copy.deepcopy(program.facts)
     facts["preamble"] = [_map_define(_map_include(line, includes), names, to, shuffles)
                          for line in facts.get("preamble", []) if not _porting_shim(line, names, shuffles)]
@@ -173,10 +182,18 @@ def api_legality(program, to: str, allow_matrix: bool = False) -> list[Diagnosti
         if allow_matrix and _MATRIX.match(name):
             continue
         if _REDUCE_SYNC.match(name):
+            why = "only its full-mask form on a known int / unsigned operand" if to == "hip" else "none"
+            if to == "hip":
+                bad = _Reductions(program.ast).unexpandable
+                if not bad:
+                    continue
+                name, coord, why = bad[0]
             return [Diagnostic("XP-APIMAP-002", f"'{name}' (a CUDA 11 warp reduction over the lanes of "
                                f"its mask) has no {to} equivalent in the mask-less wavefront intrinsics "
-                               "this project generates (platforms/hip/intrinsics/warp.toml); the lift "
-                               "to C (loop_recovery) gives it its exact semantics",
+                               "this project generates (platforms/hip/intrinsics/warp.toml) but a "
+                               f"shuffle-xor butterfly, which needs the full mask 0xffffffff and an "
+                               f"int / unsigned operand ({why}); the lift to C (loop_recovery) gives it "
+                               "its exact semantics",
                                _coord(program, coord), construct=name, pass_name="api_map")]
         if _UNMAPPABLE.match(name) or (to == "cuda" and _HIP_ONLY.match(name)):
             return [Diagnostic("XP-APIMAP-002", f"'{name}' has no one-to-one {to} equivalent "
@@ -361,6 +378,156 @@ class _Renamer(c_ast.NodeVisitor):
 
     def visit_IdentifierType(self, node):
         node.names = [self.names.get(n, n) for n in node.names]
+
+
+# ------------------------------------------------------------------------------ warp reductions
+_INT_TYPES = {"int": "int", "signed": "int", "signed int": "int", "int32_t": "int",
+              "unsigned": "unsigned", "unsigned int": "unsigned", "uint32_t": "unsigned"}
+
+
+def _scalar_type(node) -> str | None:
+    """``int`` / ``unsigned`` for a declaration or type name of one of those types, else None."""
+    if isinstance(node, (c_ast.Decl, c_ast.Typename)):
+        node = node.type
+    if isinstance(node, c_ast.TypeDecl) and isinstance(node.type, c_ast.IdentifierType):
+        return _INT_TYPES.get(" ".join(node.type.names))
+    return None
+
+
+def _full_mask(e) -> bool:
+    if not isinstance(e, c_ast.Constant) or e.type not in ("int", "unsigned int", "long int", "unsigned long int"):
+        return False
+    try:
+        return int(e.value.rstrip("uUlL"), 0) == 0xFFFFFFFF
+    except ValueError:
+        return False
+
+
+def _element_type(node) -> str | None:
+    """``int`` / ``unsigned`` for a declaration of a pointer to / array of one of those types."""
+    if isinstance(node, c_ast.Decl):
+        node = node.type
+    if isinstance(node, (c_ast.PtrDecl, c_ast.ArrayDecl)):
+        return _scalar_type(node.type)
+    return None
+
+
+class _Reductions(c_ast.NodeVisitor):
+    """The ``__reduce_<op>_sync`` calls of a CUDA program with, per call, the overload its operand
+    picks (``int`` / ``unsigned``, from the declared type of a variable, a cast or a literal, in
+    the scopes of its function) when the call can become a width-32 butterfly (full mask, a type
+    warp.toml lists for the operation); the others in ``unexpandable`` (name, coord, why)."""
+
+    def __init__(self, ast):
+        self.scopes: list[dict] = [{}]
+        self.expandable: dict[int, tuple[str, str]] = {}
+        self.unexpandable: list[tuple[str, object, str]] = []
+        for ext in ast.ext:
+            if isinstance(ext, c_ast.Decl) and ext.name:
+                self.scopes[0][ext.name] = ext
+        self.visit(ast)
+
+    def visit_FuncDef(self, node):
+        self.scopes.append({})
+        args = node.decl.type.args if isinstance(node.decl.type, c_ast.FuncDecl) else None
+        for prm in (args.params if args else []):
+            if isinstance(prm, c_ast.Decl) and prm.name:
+                self.scopes[-1][prm.name] = prm
+        self.visit(node.body)
+        self.scopes.pop()
+
+    def visit_Compound(self, node):
+        self.scopes.append({})
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    visit_For = visit_Compound
+
+    def visit_Decl(self, node):
+        self.generic_visit(node)          # the initialiser sees the outer name
+        if node.name:
+            self.scopes[-1][node.name] = node
+
+    def declared(self, name: str):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def type_of(self, e) -> str | None:
+        if isinstance(e, c_ast.ID):
+            return _scalar_type(self.declared(e.name))
+        if isinstance(e, c_ast.ArrayRef) and isinstance(e.name, c_ast.ID):
+            return _element_type(self.declared(e.name.name))
+        if isinstance(e, c_ast.Cast):
+            return _scalar_type(e.to_type)
+        if isinstance(e, c_ast.Constant) and e.type in ("int", "unsigned int"):
+            return "int" if e.type == "int" else "unsigned"
+        return None
+
+    def visit_FuncCall(self, node):
+        self.generic_visit(node)
+        name = node.name.name if isinstance(node.name, c_ast.ID) else None
+        if not name or not _REDUCE_SYNC.match(name):
+            return
+        args = node.args.exprs if node.args else []
+        t = self.type_of(args[1]) if len(args) == 2 else None
+        op = name[len("__reduce_"):-len("_sync")]
+        import platforms
+
+        item = next((i for i in platforms.intrinsic_table("cuda", "warp")["intrinsic"] if i["name"] == name), None)
+        if item is None or len(args) != 2:
+            self.unexpandable.append((name, node.coord, "an unknown form"))
+        elif not _full_mask(args[0]):
+            self.unexpandable.append((name, node.coord, "its mask is not the constant 0xffffffff"))
+        elif t is None or t not in item.get("types", ()):
+            self.unexpandable.append((name, node.coord, "the operand's type is not established as one of "
+                                      + " / ".join(item.get("types", ()))))
+        else:
+            self.expandable[id(node)] = (op, t, item["combine"])
+
+
+def _reduction_fn(op: str, t: str, combine: str, warp: int) -> str:
+    """The device function of ``__reduce_<op>_sync(0xffffffff, v)`` for a ``t`` operand."""
+    ct = "unsigned int" if t == "unsigned" else "int"
+    acc = "unsigned int" if op == "add" or t == "unsigned" else "int"
+    return (f"static __device__ __forceinline__ {ct} xp_reduce_{op}_sync_{t}({ct} v) {{\n"
+            f"  {acc} a = ({acc})v;\n"
+            f"  for (int o = {warp // 2}; o > 0; o >>= 1) {{\n"
+            f"    {acc} b = __shfl_xor(a, o, {warp});\n"
+            f"    a = ({acc})({combine});\n"
+            f"  }}\n  return ({ct})a;\n}}\n")
+
+
+def _expand_reductions(ast) -> None:
+    """Full-mask warp reductions -> calls of generated width-32 butterflies (module docstring),
+    defined before the first function of the file."""
+    found = _Reductions(ast)
+    if not found.expandable:
+        return
+    warp = load_map()["constants"]["cuda_warp_size"]
+    made: dict[str, str] = {}
+
+    def rewrite(call):
+        got = found.expandable.get(id(call))
+        if got is None:
+            return None
+        op, t, combine = got
+        fn = f"xp_reduce_{op}_sync_{t}"
+        made.setdefault(fn, _reduction_fn(op, t, combine, warp))
+        return c_ast.FuncCall(c_ast.ID(fn, coord=call.name.coord),
+                              c_ast.ExprList([call.args.exprs[1]], coord=call.args.coord), coord=call.coord)
+
+    _replace_calls(ast, rewrite)
+    import platforms
+
+    probe = 'extern "C" void xp_reduce_probe(void) {}\n'       # the front-end wants an entry
+    helpers = platforms.module("hip", "frontend").parse(
+        "#include <hip/hip_runtime.h>\n" + "".join(made[k] for k in sorted(made)) + probe,
+        path="<xpiler-warp-reductions>")
+    defs = [e for e in helpers.ast.ext if isinstance(e, c_ast.FuncDef) and e.decl.name in made]
+    at = next((i for i, e in enumerate(ast.ext) if isinstance(e, c_ast.FuncDef)), len(ast.ext))
+    ast.ext[at:at] = defs
 
 
 # ------------------------------------------------------------------------------ call rewrites

@@ -1,13 +1,15 @@
 """Warp intrinsics called through an object-like macro (``#define SHFL_SYNC __shfl_sync``, as
 torch-sparse writes them): the front-end resolves the alias at the call (as the preprocessor
 does), so api_map maps the shuffle to a 32-wide HIP shuffle and the lift to C gives it its
-per-lane meaning; a host ``auto grid = dim3(...)`` is a dim3 for the lift."""
+per-lane meaning; a host ``auto grid = dim3(...)`` is a dim3 for the lift. CUDA 11 warp
+reductions with the full mask become width-32 shuffle-xor butterflies on HIP."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import platforms
-from passes.base import run_pass
+from passes.base import PassRefused, run_pass
 from passes.lift import loop_recovery  # noqa: F401  (registers the pass)
 from passes.map import api_map  # noqa: F401  (registers the pass)
 from xpiler.argspec import parse_arg_specs
@@ -99,3 +101,47 @@ def test_aliased_shuffle_verifies_on_hip(tmp_path):
 
 def test_aliased_shuffle_and_auto_dim3_lift_to_c(tmp_path):
     _translate(tmp_path, "vnni", ".cpp")
+
+
+# ------------------------------------------------------------ CUDA 11 warp reductions -> HIP
+REDUCE = r"""
+#include <cuda_runtime.h>
+__global__ void wred(const int *x, int *sums, unsigned *maxes, int *mins, int n) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  int v = t < n ? x[t] : 0;
+  int s = __reduce_add_sync(0xffffffff, v);
+  unsigned m = __reduce_max_sync(0xffffffffu, (unsigned)v);
+  int lo = __reduce_min_sync(0xffffffff, v);
+  if (t % 32 == 0) {
+    sums[t / 32] = s;
+    maxes[t / 32] = m;
+    mins[t / 32] = lo;
+  }
+}
+"""
+
+
+def test_full_mask_warp_reductions_become_width_32_butterflies():
+    out = run_pass("api_map", parse_source(REDUCE, "cuda", "r.cu"), to="hip")
+    text = platforms.module("hip", "backend").emit(out)
+    assert "__reduce_" not in text
+    assert "int s = xp_reduce_add_sync_int(v);" in text
+    assert "unsigned m = xp_reduce_max_sync_unsigned((unsigned) v);" in text
+    assert "xp_reduce_min_sync_int(v)" in text
+    assert "__shfl_xor(a, o, 32)" in text and "for (int o = 16; o > 0; o >>= 1)" in text
+
+
+def test_full_mask_warp_reductions_verify_on_hip(tmp_path):
+    src = tmp_path / "r.cu"
+    src.write_text(REDUCE)
+    report = translate(str(src), "hip", str(tmp_path / "r.hip"), entry="wred",
+                       arg_specs=parse_arg_specs(["x=random:256", "sums=zeros:8", "maxes=zeros:8",
+                                                  "mins=zeros:8", "n=250"]))
+    assert report.status == "verified", [(s.name, s.status, s.message) for s in report.steps]
+
+
+def test_warp_reduction_of_an_unknown_type_stays_refused():
+    src = REDUCE.replace("__reduce_add_sync(0xffffffff, v)", "__reduce_add_sync(0xffffffff, v + 1.0f)")
+    with pytest.raises(PassRefused) as exc:
+        run_pass("api_map", parse_source(src, "cuda", "r.cu"), to="hip")
+    assert exc.value.diagnostics[0].code == "XP-APIMAP-002" and "type is not established" in str(exc.value)
