@@ -46,6 +46,9 @@ How
        a buffer larger than the source's footprint hides a translation that reads past it. Each
        guessed pointer is cut to the smallest size (to the 64-byte granule) at which guarded
        runs of the source stay in bounds (binary search, at most ``SHRINK_BUDGET`` seconds).
+    Case selectors (``mode_scalars``: an integer scalar the entry converts to an enum type or
+    switches on) are not sizes: they get the enum's first enumerator or the first case label,
+    and keep it at the second size.
     Values of 16 and up come first (a size below a vector width or a warp verifies little);
     only when none of them works are ``SMALL`` values (8, 4, 2, 1) tried, largest first.
     Floating-point scalars get ``0.5`` (not 0 or 1, so a dropped multiply is seen); pointers
@@ -126,6 +129,69 @@ def _informative(after, before) -> bool:
         return False
     flat = np.asarray(after).reshape(-1)
     return flat.size <= 1 or not np.array_equal(flat, np.full_like(flat, flat[0]), equal_nan=True)
+
+
+def mode_scalars(program) -> dict[str, tuple[int, str]]:
+    """Integer scalars of the entry that select a case instead of sizing anything: converted to
+    an enum type (``(enum ggml_op_pool) op``) or the condition of a ``switch`` in the entry.
+    Name -> (the value they get: the enum's first enumerator, or the first case label; why).
+    A size candidate there (16, 32, ...) falls outside the cases the source handles (its
+    ``default: assert(false)``), so no candidate would ever work."""
+    from pycparser import c_ast
+
+    from passes import canon
+
+    ast = getattr(program, "ast", None)
+    if ast is None or program.entry is None:
+        return {}
+    entry = canon.entry_def(ast, program.entry.name)
+    ints = {p.name for p in program.params if _int_scalar(p)}
+    if entry is None or not ints:
+        return {}
+    enums: dict[str, list[int]] = {}          # enum tag -> enumerator values, in order
+    constants: dict[str, int] = {}            # enumerator -> value
+    for node in canon.walk(ast):
+        if isinstance(node, c_ast.Enum) and node.values is not None:
+            value, values = -1, []
+            for e in node.values.enumerators:
+                given = _int_constant(e.value, constants) if e.value is not None else value + 1
+                if given is None:
+                    values = []
+                    break
+                value = constants[e.name] = given
+                values.append(value)
+            if node.name and values:
+                enums[node.name] = values
+    out: dict[str, tuple[int, str]] = {}
+    for node in canon.walk(entry.body):
+        if isinstance(node, c_ast.Cast) and isinstance(node.expr, c_ast.ID) and node.expr.name in ints:
+            t = node.to_type.type
+            while isinstance(t, c_ast.TypeDecl):
+                t = t.type
+            if isinstance(t, c_ast.Enum) and enums.get(t.name):
+                out.setdefault(node.expr.name, (enums[t.name][0], f"converted to enum {t.name}"))
+        elif isinstance(node, c_ast.Switch) and isinstance(node.cond, c_ast.ID) and node.cond.name in ints:
+            labels = [_int_constant(c.expr, constants) for c in canon.walk(node.stmt) if isinstance(c, c_ast.Case)]
+            labels = [v for v in labels if v is not None]
+            if labels:
+                out.setdefault(node.cond.name, (labels[0], "a switch selector"))
+    return out
+
+
+def _int_constant(e, constants: dict) -> int | None:
+    from pycparser import c_ast
+
+    if isinstance(e, c_ast.Constant) and e.type in ("int", "long", "unsigned int", "unsigned long", "char"):
+        try:
+            return int(e.value.rstrip("uUlL"), 0) if e.type != "char" else None
+        except ValueError:
+            return None
+    if isinstance(e, c_ast.ID):
+        return constants.get(e.name)
+    if isinstance(e, c_ast.UnaryOp) and e.op == "-":
+        v = _int_constant(e.expr, constants)
+        return -v if v is not None else None
+    return None
 
 
 def analysed_extents(program) -> tuple[dict, str]:
@@ -231,6 +297,8 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     budget = BUDGET if budget is None else budget
     deadline = time.monotonic() + budget if budget > 0 else float("inf")
     fixed = dict(fixed or {})
+    selectors = {n: m for n, m in mode_scalars(program).items() if n not in fixed}
+    fixed.update({n: v for n, (v, _why) in selectors.items()})
     import numpy as np
 
     from .argspec import random_array
@@ -244,6 +312,9 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     if odd:
         return Inference(False, reason=f"parameter '{odd[0].name}' ({odd[0].type}) has no inferable value")
     rules, note = size_rules(program)
+    if selectors:
+        note += "; " + ", ".join(f"{n}={v} ({why}: a case the source handles, not a size)"
+                                 for n, (v, why) in selectors.items())
     inf = Inference(False, rules=rules, analysis=note)
     has_ints = any(_int_scalar(p) and p.name not in fixed for p in program.params)
     needs_guess = any(r.fallback for r in rules)
@@ -412,7 +483,8 @@ def second_size_inputs(program, path, scalars: dict, seed: int = 0, timeout: flo
     size keeps the source in bounds and its outputs written."""
     import time
 
-    ints = [p.name for p in program.params if _int_scalar(p) and p.name in scalars]
+    selectors = mode_scalars(program)      # a case selector keeps its value
+    ints = [p.name for p in program.params if _int_scalar(p) and p.name in scalars and p.name not in selectors]
     if not ints:
         return Inference(False, reason="the entry has no integer scalar parameters (its sizes are fixed)")
     deadline = time.monotonic() + budget

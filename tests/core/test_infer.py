@@ -390,3 +390,46 @@ def test_infer_budget_option(tmp_path, capsys):
     src = _write(tmp_path, "slow.cpp", SLOW_VNNI)
     assert main(["translate", str(src), "--to", "cuda", "-o", str(tmp_path / "o.cu"), "--infer-budget", "-1"]) == 2
     assert "--infer-budget" in capsys.readouterr().err
+
+
+ENUM_SELECT_CU = r"""
+#include <assert.h>
+enum reduce_op { OP_SUM, OP_MAX, OP_COUNT };
+__global__ void rows(const float* x, float* y, int n, enum reduce_op op) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= n) return;
+  float acc = 0.0f;
+  switch (op) {
+    case OP_SUM: for (int j = 0; j < n; ++j) acc += x[r * n + j]; break;
+    case OP_MAX: acc = x[r * n]; for (int j = 1; j < n; ++j) acc = fmaxf(acc, x[r * n + j]); break;
+    default: assert(0);
+  }
+  y[r] = acc;
+}
+extern "C" void rows_host(const float* x, float* y, int n, int op) {
+  float *dx, *dy;
+  cudaMalloc(&dx, n * n * sizeof(float));
+  cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, x, n * n * sizeof(float), cudaMemcpyHostToDevice);
+  rows<<<(n + 63) / 64, 64>>>(dx, dy, n, (enum reduce_op) op);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx);
+  cudaFree(dy);
+}
+"""
+
+
+def test_a_scalar_converted_to_an_enum_selects_a_case_not_a_size(tmp_path):
+    """`op` is converted to an enum: a size candidate (16, ...) reaches `default: assert(0)`,
+    so it gets the first enumerator and only `n` is a size (also at the second size)."""
+    from xpiler.infer import mode_scalars, second_size_inputs
+
+    src = tmp_path / "rows.cu"
+    src.write_text(ENUM_SELECT_CU)
+    program = parse_file(src)
+    assert mode_scalars(program) == {"op": (0, "converted to enum reduce_op")}
+    inf = infer_inputs(program, src, seed=0)
+    assert inf.ok and inf.scalars["op"] == 0 and inf.scalars["n"] >= 16, inf.tried
+    assert "a case the source handles" in inf.analysis
+    second = second_size_inputs(program, src, inf.scalars)
+    assert second.ok and second.scalars["op"] == 0 and second.scalars["n"] != inf.scalars["n"]
