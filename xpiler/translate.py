@@ -688,7 +688,11 @@ def _verify(text, candidate, out_path, source_program, args, reference, strict, 
         written = [o for o in outputs if o["role"] != "input"] or outputs
         if all(o["undefined"] == o["size"] for o in written):
             return False, outputs, NOTHING_DEFINED
-        undefined_count, size = sum(o["undefined"] for o in written), sum(o["size"] for o in written)
+        # an output the source leaves wholly undefined is one it does not compute at these inputs
+        # (a mode that writes only some outputs: roi_align's argmax in average pooling), not a
+        # race among its elements: the share is taken over the outputs it computes in part or whole
+        partly = [o for o in written if o["undefined"] < o["size"]]
+        undefined_count, size = sum(o["undefined"] for o in partly), sum(o["size"] for o in partly)
         if 2 * undefined_count > size:     # a comparison of the few left would not verify the result
             return False, outputs, f"{MOSTLY_UNDEFINED} ({undefined_count} of {size} elements)"
         note = (f"{skipped} element(s) the source leaves undefined (they depend on uninitialised memory "
