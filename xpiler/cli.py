@@ -304,8 +304,9 @@ def list_passes(as_json):
               help="Seconds for the whole translation (front-end, passes, verification); 0: no limit. "
                    "Past it nothing is written and the exit status is 1.")
 @click.option("--infer-budget", "infer_budget", type=float, default=20, show_default=True,
-              help="Seconds for inferring verification inputs; 0: no limit. Past it no further "
-                   "candidate is tried (exit 3 when none worked).")
+              help="Seconds for inferring verification inputs (the guarded runs, after the source's "
+                   "one-time analysis and build); 0: no limit. Past it no further candidate is "
+                   "tried (exit 3 when none worked).")
 @click.option("--second-size/--one-size", "second_size", default=True, show_default=True,
               help="Re-verify the final output at a second input size found like inferred inputs "
                    "(integer scalars moved away from the first inputs'); a difference there fails the "

@@ -290,12 +290,12 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                  shrink_budget: float = SHRINK_BUDGET, budget: float | None = None) -> Inference:
     """Find verification inputs for ``program`` (see the module docstring). ``fixed`` holds
     scalar values the user gave (``--arg n=64``); only the other scalars are inferred.
-    ``budget``: seconds for the whole search (None: ``BUDGET``; 0: no limit); past it no
-    further candidate is tried and the reason says so."""
+    ``budget``: seconds for the search (None: ``BUDGET``; 0: no limit), counted after the
+    source's one-time analysis and build; past it no further candidate is tried and the reason
+    says so."""
     import time
 
     budget = BUDGET if budget is None else budget
-    deadline = time.monotonic() + budget if budget > 0 else float("inf")
     fixed = dict(fixed or {})
     selectors = {n: m for n, m in mode_scalars(program).items() if n not in fixed}
     fixed.update({n: v for n, (v, _why) in selectors.items()})
@@ -312,6 +312,12 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     if odd:
         return Inference(False, reason=f"parameter '{odd[0].name}' ({odd[0].type}) has no inferable value")
     rules, note = size_rules(program)
+    try:     # the budget is for the search: the source is analysed and built once before it
+        from .run import build_program
+        build_program(program, path)
+    except XpilerError:
+        pass                 # the first guarded run reports it
+    deadline = time.monotonic() + budget if budget > 0 else float("inf")
     if selectors:
         note += "; " + ", ".join(f"{n}={v} ({why}: a case the source handles, not a size)"
                                  for n, (v, why) in selectors.items())

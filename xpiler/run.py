@@ -829,10 +829,7 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
                          "function that launches its kernels itself")
     params = program.entry.params
     values = _check_args(program, params, args)
-    unit_source = source
-    if program.entry.kind == "host" and not program.entry.extern_c:
-        unit_source = source + _host_wrapper(program.entry)
-    so, build_s, cached = build(plat, unit_source, path, strict=strict, profile=prof)
+    so, build_s, cached = build(plat, _unit_source(program, source), path, strict=strict, profile=prof)
     launch_cfg = _launch_struct(plat, launch, prof) if program.entry.kind == "kernel" else _Launch()
     options = _options(plat, strict, prof)
     if fresh_fill is not None:
@@ -843,6 +840,26 @@ def run_kernel(path: str | os.PathLike, entry: str | None = None, args: Sequence
     elapsed, warnings, stdout = _execute(so, program, params, values, launch_cfg, options, timeout,
                                          memory_limit, path, relax_mask(relax))
     return RunResult(plat, program.entry.name, strict, elapsed, build_s, cached, warnings, stdout)
+
+
+def _unit_source(program: Program, source: str) -> str:
+    """What is built for ``program``: its text, with a C-linkage wrapper for a host entry."""
+    if program.entry.kind == "host" and not program.entry.extern_c:
+        return source + _host_wrapper(program.entry)
+    return source
+
+
+def build_program(program: Program, path: str | os.PathLike, *, strict: bool = False,
+                  profile: str | dict | None = None) -> float:
+    """Build ``program`` for the virtual device as ``run_kernel(path, program=program)`` will
+    (the text of ``path``), so its runs find the object in the cache; the build's seconds (0
+    when it was cached)."""
+    path = str(path)
+    source = Path(path).read_text()
+    prof = profile if isinstance(profile, dict) else platforms.profile(program.platform, profile)
+    _so, build_s, _cached = build(program.platform, _unit_source(program, source), path, strict=strict,
+                                  profile=prof)
+    return build_s
 
 
 def relax_mask(names: Sequence[str]) -> int:
