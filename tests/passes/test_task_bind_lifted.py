@@ -251,3 +251,58 @@ def test_pointer_walked_per_innermost_iteration_is_traced(tmp_path):
     ok, outputs, message = _verify(text, out, tmp_path / "w.mlu", prog, args, reference,
                                    True, 60, run_kernel, parse_source, compare_arrays)
     assert ok, (message, outputs)
+
+
+ADVANCED_PARAMS = KERNEL_LOOP + r"""
+template <typename T>
+__global__ void pairs_kernel(int b, int n, const T *x, T *y) {
+  int bs_idx = blockIdx.y;
+  CUDA_1D_KERNEL_LOOP(pt_idx, n) {
+    if (bs_idx >= b) return;
+    x += bs_idx * n + pt_idx;
+    y += bs_idx * n * 2 + pt_idx * 2;
+    y[0] = x[0] * 2.0f;
+    y[1] = x[0] + 1.0f;
+  }
+}
+extern "C" void pairs(const float *x, float *y, int b, int n) {
+  float *d_x; float *d_y;
+  cudaMalloc(&d_x, (size_t) (b * n) * sizeof(float));
+  cudaMalloc(&d_y, (size_t) (b * n * 2) * sizeof(float));
+  cudaMemcpy(d_x, x, (size_t) (b * n) * sizeof(float), cudaMemcpyHostToDevice);
+  dim3 blocks(GET_BLOCKS(n, THREADS_PER_BLOCK), b);
+  dim3 threads(THREADS_PER_BLOCK);
+  pairs_kernel<float><<<blocks, threads>>>(b, n, d_x, d_y);
+  cudaMemcpy(y, d_y, (size_t) (b * n * 2) * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_x); cudaFree(d_y);
+}
+"""
+
+
+def test_pointer_parameters_advanced_in_the_grid_stride_loop_are_traced(tmp_path):
+    """mmcv's point-cloud kernels (three_nn, gather_points, ball_query) advance their pointer
+    parameters at the top of CUDA_1D_KERNEL_LOOP (``x += bs_idx * n + pt_idx;``); after the
+    lift each is a per-thread pointer local changed inside the grid-stride loop, a load
+    task_bind could not trace (XP-TASK-BIND-006). The plan's pointer_offsets reads it as its
+    buffer at an integer offset the loop advances (one per thread, so the accumulation across
+    grid-stride iterations is kept)."""
+    from xpiler.translate import _copy, _verify
+    from xpiler.verify import compare_arrays
+
+    src = tmp_path / "p.cu"
+    src.write_text(ADVANCED_PARAMS)
+    prog = parse_source(ADVANCED_PARAMS, "cuda", str(src))
+    lowered = _until(prog, "loop_normalize")
+    body = _emit(lowered).split('extern "C"')[1]
+    assert "__xp_off_x" in body and "__xp_off_y" in body
+    out = run_pass("task_bind", lowered)
+    text = platforms.module("bang", "backend").emit(out)
+    assert out.platform == "bang" and out.facts["task_bind"]["kernels"] >= 1
+    b, n = 3, 300
+    args = [np.linspace(-1, 1, b * n).astype(np.float32), np.full(b * n * 2, 7, np.float32), b, n]
+    reference = _copy(args)
+    run_kernel(src, args=reference, program=prog, timeout=60)
+    np.testing.assert_array_equal(reference[1][0::2], args[0] * 2.0)
+    ok, outputs, message = _verify(text, out, tmp_path / "p.mlu", prog, args, reference,
+                                   True, 60, run_kernel, parse_source, compare_arrays)
+    assert ok, (message, outputs)
