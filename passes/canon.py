@@ -318,21 +318,75 @@ def _substitute_in_place(node, mapping: dict):
 
 def rename_decls(node, suffix: str) -> c_ast.Node:
     """Rename every name declared under ``node`` (and its uses) to ``name + suffix``.
-    Scoping is respected only in the sense that names declared anywhere inside are renamed
-    everywhere inside; callers pass fresh, function-private bodies."""
-    declared = {n.name for n in walk(node) if isinstance(n, c_ast.Decl) and n.name}
+    A name declared once is renamed everywhere inside; callers pass fresh, function-private
+    bodies. A name declared more than once (the same local in both branches of an ``if``)
+    gets one name per declaration - ``name + suffix``, then ``name + suffix + "_2"``, ... -
+    and each use the name of the declaration in scope (C block scoping), so that the names
+    of the result are unique: later passes that key locals by name (``sroa``, the binders'
+    host buffers) then see one object per name."""
+    decls = [n for n in walk(node) if isinstance(n, c_ast.Decl) and n.name]
+    counts: dict[str, int] = {}
+    for d in decls:
+        counts[d.name] = counts.get(d.name, 0) + 1
+    multi = {name for name, k in counts.items() if k > 1}
+    if multi:
+        _rename_scoped(node, multi, suffix)
+    declared = set(counts) - multi
     mapping = {d: c_ast.ID(d + suffix) for d in declared}
     node = _substitute_in_place(node, mapping)
-    for n in walk(node):
-        if isinstance(n, c_ast.Decl) and n.name in declared:
-            n.name = n.name + suffix
-            t = n.type
-            while t is not None:
-                if isinstance(t, c_ast.TypeDecl):
-                    t.declname = n.name
-                    break
-                t = getattr(t, "type", None)
+    for n in decls:
+        if n.name in declared:
+            set_declname(n, n.name + suffix)
     return node
+
+
+def _rename_scoped(node, names: set, suffix: str) -> None:
+    """``rename_decls`` for the names declared more than once under ``node``, in place: each
+    declaration a fresh name, each use the one of the declaration in scope (a use outside
+    all of them: ``name + suffix``)."""
+    taken = {n.name for n in walk(node) if isinstance(n, (c_ast.ID, c_ast.Decl)) and n.name}
+    seen: dict[str, int] = {}
+    stack: list[dict] = [{}]
+
+    def fresh(name: str) -> str:
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] == 1:
+            return name + suffix
+        while True:
+            cand = f"{name}{suffix}_{seen[name]}"
+            if cand not in taken:
+                taken.add(cand)
+                return cand
+            seen[name] += 1
+
+    def lookup(name: str) -> str:
+        for scope in reversed(stack):
+            if name in scope:
+                return scope[name]
+        return name + suffix
+
+    def visit(n) -> None:
+        if isinstance(n, (c_ast.Compound, c_ast.For)):
+            stack.append({})
+            for _, c in n.children():
+                visit(c)
+            stack.pop()
+        elif isinstance(n, c_ast.Decl) and n.name in names:
+            old = n.name
+            set_declname(n, fresh(old))
+            stack[-1][old] = n.name        # in scope from its declarator on (its initialiser)
+            for _, c in n.children():
+                visit(c)
+        elif isinstance(n, c_ast.ID):
+            if n.name in names:
+                n.name = lookup(n.name)
+        elif isinstance(n, c_ast.StructRef):
+            visit(n.name)                  # a field name is not a variable
+        else:
+            for _, c in n.children():
+                visit(c)
+
+    visit(node)
 
 
 def set_declname(decl: c_ast.Decl, name: str) -> None:

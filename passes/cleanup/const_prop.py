@@ -16,7 +16,10 @@ Summary
     type; an integer constant becomes a literal of ``T``), and the definition is removed.
     Repeated to a fixpoint, this folds the lifted launch bookkeeping (``grid__x = x__i1`` with
     ``x__i1 = 256``) into the loop bounds (``xp_tx < 256u``) and removes pointer aliases
-    introduced by inlining (``T_add__i3 = T_add``).
+    introduced by inlining (``T_add__i3 = T_add``). The address of a named variable
+    (``const void *qty_ptr = &qty;``) is such a value too (the variable declared once, in
+    scope at every use); a read ``*((T *) (&x))`` through pointer casts of a scalar ``x``
+    declared with type ``T`` then becomes ``x``.
 Requires
     1. The program has an entry function definition (XP-CONST-PROP-001).
     2. At least one single-definition local satisfying the conditions above
@@ -135,6 +138,8 @@ def _pure_value(e) -> bool:
         if isinstance(n, (c_ast.Assignment, c_ast.ArrayRef, c_ast.StructRef, c_ast.InitList,
                           c_ast.CompoundLiteral)):
             return False
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID):
+            continue                    # the address of a named variable: fixed in its scope
         if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "*", "&"):
             return False
         if isinstance(n, c_ast.FuncCall) and canon.call_name(n) not in canon.PURE_CALLS:
@@ -154,10 +159,18 @@ def _loads_only(e) -> bool:
     return True
 
 
+def _address_ids(e) -> set[str]:
+    """Names ``e`` takes the address of (``&v``): their object, not their value."""
+    return {n.expr.name for n in canon.walk(e)
+            if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID)}
+
+
 def _value_ids(e) -> set[str]:
     out = set()
+    under_address = {id(n.expr) for n in canon.walk(e)
+                     if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID)}
     for n in canon.walk(e):
-        if isinstance(n, c_ast.ID):
+        if isinstance(n, c_ast.ID) and id(n) not in under_address:
             out.add(n.name)
     # the name of a pure call is not a variable
     for n in canon.walk(e):
@@ -230,7 +243,22 @@ class _Finder:
                 return None
             if not self._stable(ix, v, site, uses):
                 return None
+        for v in _address_ids(value):
+            if v == name or not self._same_object(ix, v, site, uses):
+                return None
         return name, d, site, value, kind, uses
+
+    def _same_object(self, ix, v, site, uses) -> bool:
+        """``&v`` taken at ``site`` names the same object at every use: ``v`` is a parameter,
+        a file-scope variable, or a local declared once before ``site`` whose scope holds
+        every use (its value may change; its address does not)."""
+        vd = ix.decls.get(v)
+        if vd is None:
+            return v in self.params or v in self.globals
+        if len(vd) != 1 or ix.pos[id(vd[0])] > ix.pos[id(site)]:
+            return False
+        sc = ix.scope(vd[0])
+        return sc is not None and all(ix.inside(u, sc) for u in uses)
 
     @staticmethod
     def _next_use(ix, site, uses) -> bool:
@@ -356,13 +384,76 @@ def _replace_ids(node, targets: set[int], new):
     canon.replace_nodes(node, lambda n: copy.deepcopy(new) if id(n) in targets else None)
 
 
+def _deref_target(e):
+    """``x`` for ``*(T *) ... (&x)`` (pointer casts only; ``T`` the outermost one), else None;
+    the second item: the pointee type node of that cast (None when there is no cast)."""
+    if not (isinstance(e, c_ast.UnaryOp) and e.op == "*"):
+        return None, None
+    x, to = e.expr, None
+    while isinstance(x, c_ast.Cast):
+        if not isinstance(x.to_type.type, c_ast.PtrDecl):
+            return None, None
+        if to is None:
+            to = x.to_type.type.type
+        x = x.expr
+    if isinstance(x, c_ast.UnaryOp) and x.op == "&" and isinstance(x.expr, c_ast.ID):
+        return x.expr.name, to
+    return None, None
+
+
+def _fold_derefs(fdef, typedefs=None) -> int:
+    """``*((T *) (&x))`` -> ``x`` where ``x`` is a scalar local or parameter declared once with
+    type ``T`` (the same words, typedefs resolved): reading or writing ``x`` through a
+    pointer to its own type is reading or writing ``x`` (what a propagated ``p = &x``
+    leaves, e.g. an inlined helper reading its size through ``const void *``)."""
+    decls: dict[str, list] = {}
+    for n in canon.walk(fdef):
+        if isinstance(n, c_ast.Decl) and n.name:
+            decls.setdefault(n.name, []).append(n)
+
+    def words(t):
+        return _resolved_words(canon.type_words(t), typedefs)
+
+    def fold(n):
+        name, to = _deref_target(n)
+        if name is None:
+            return None
+        ds = decls.get(name, [])
+        if len(ds) != 1 or not isinstance(ds[0].type, c_ast.TypeDecl) or \
+                "volatile" in (ds[0].quals or []):
+            return None
+        if not words(ds[0].type) or to is not None and (not isinstance(to, c_ast.TypeDecl) or
+                                                        words(to) != words(ds[0].type)):
+            return None
+        return c_ast.ID(name)
+    count = sum(1 for n in canon.walk(fdef.body) if fold(n) is not None)
+    if count:
+        canon.replace_nodes(fdef.body, fold)
+    return count
+
+
+def _resolved_words(ws, typedefs) -> tuple:
+    ws = [w for w in ws if w not in ("const", "volatile")]
+    for _ in range(8):
+        td = (typedefs or {}).get(" ".join(ws))
+        if td is None or not isinstance(td.type, c_ast.TypeDecl) or \
+                not isinstance(td.type.type, c_ast.IdentifierType):
+            break
+        ws = [w for w in td.type.type.names if w not in ("const", "volatile")]
+    return tuple(ws)
+
+
 def _run(fdef, globals_, params, typedefs=None, limit=10000) -> int:
     done = 0
     finder = _Finder(fdef, globals_, params, typedefs)
     while done < limit:
         ix, got = finder.find()
         if got is None:
-            break
+            folded = _fold_derefs(fdef, typedefs)
+            if not folded:
+                break
+            done += folded
+            continue
         name, d, site, value, kind, uses = got
         new = _replacement(d, value, kind)
         _replace_ids(fdef.body, {id(u) for u in uses}, new)

@@ -16,8 +16,14 @@ Summary
         }
         x = x0 + c * trip;  y = y0 + c_y * trip;
 
-    Every other integer local the body steps the same way (exactly one top-level ``v += c_v``,
-    no other write) gets the same closed form. ``E`` must not change in the loop.
+    Every other integer local the body steps the same way (top-level ``v += c_v`` statements,
+    no other write) gets the same closed form; a variable stepped several times per iteration
+    (hnswlib's unrolled ``p += 16`` four times) advances by their sum per iteration and reads,
+    after each step, the steps taken so far. ``E`` must not change in the loop.
+    A count-down loop ``while (n-- > 0)`` (``while (n--)`` for an unsigned ``n``) whose body
+    neither reads nor writes ``n`` runs ``max(n0, 0)`` times and leaves ``n = n0 - trip - 1``.
+    The start values and the bound are read through the block's earlier definitions, plain
+    ``v = e;`` stores included (the offset an earlier converted loop leaves).
 Requires
     1. The program has an entry function definition (XP-COUNTED-WHILE-001).
     2. A while loop of that form whose body has no ``break``, ``continue`` (outside nested
@@ -47,14 +53,46 @@ _LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
 
 
 def _int_locals(fdef) -> set[str]:
-    names, seen = set(), {}
+    return set(_int_local_words(fdef))
+
+
+def _int_local_words(fdef) -> dict[str, set]:
+    """Integer locals declared once -> their type words."""
+    names, seen = {}, {}
     for n in canon.walk(fdef.body):
         if isinstance(n, c_ast.Decl) and n.name:
             seen[n.name] = seen.get(n.name, 0) + 1
             if isinstance(n.type, c_ast.TypeDecl) and isinstance(n.type.type, c_ast.IdentifierType) and \
                     set(n.type.type.names) <= _INT_WORDS:
-                names.add(n.name)
-    return {n for n in names if seen[n] == 1}
+                names[n.name] = set(n.type.type.names)
+    return {n: w for n, w in names.items() if seen[n] == 1}
+
+
+_UNSIGNED_WORDS = frozenset({"unsigned", "size_t", "uint64_t", "uint32_t", "uintptr_t"})
+
+
+def _count_down(cond, ints: dict) -> str | None:
+    """``n`` of a count-down condition ``n-- > 0`` (``0 < n--``), or ``n--`` alone for an
+    unsigned ``n`` (a signed one would run on past zero): the body runs ``max(n0, 0)`` times."""
+    def post_dec(e):
+        return e.expr.name if isinstance(e, c_ast.UnaryOp) and e.op == "p--" and \
+            isinstance(e.expr, c_ast.ID) and e.expr.name in ints else None
+
+    def zero(e):
+        return isinstance(e, c_ast.Constant) and e.type == "int" and \
+            e.value.rstrip("uUlL") in ("0", "0x0")
+    n = post_dec(cond)
+    if n is not None:
+        return n if ints[n] & _UNSIGNED_WORDS else None
+    if isinstance(cond, c_ast.BinaryOp):
+        if cond.op == ">" and zero(cond.right):
+            return post_dec(cond.left)
+        if cond.op == "<" and zero(cond.left):
+            return post_dec(cond.right)
+        if cond.op == "!=" and zero(cond.right) and post_dec(cond.left) in ints and \
+                ints[post_dec(cond.left)] & _UNSIGNED_WORDS:
+            return post_dec(cond.left)
+    return None
 
 
 def _step(stmt) -> tuple[str, int] | None:
@@ -84,33 +122,33 @@ def _leaves(body) -> bool:
     return any(walk(c, False, False) for _, c in body.children())
 
 
-def _loop_form(loop, ints: set[str]):
-    """(x, bound, inclusive, steps {v: (c, index)}) of a convertible while loop, else None."""
+def _loop_form(loop, ints: dict):
+    """(x, bound, inclusive, steps {v: [(c, index), ...]}, down) of a convertible while loop,
+    else None; ``down``: ``x`` is a count-down counter (``while (x-- > 0)``, no bound)."""
     if not isinstance(loop, c_ast.While) or not isinstance(loop.stmt, c_ast.Compound):
         return None
     cond = loop.cond
-    if not isinstance(cond, c_ast.BinaryOp):
+    down = _count_down(cond, ints)
+    if down is not None:
+        x, bound, inclusive = down, None, False
+    elif not isinstance(cond, c_ast.BinaryOp):
         return None
-    if cond.op in ("<", "<=") and isinstance(cond.left, c_ast.ID):
+    elif cond.op in ("<", "<=") and isinstance(cond.left, c_ast.ID):
         x, bound, inclusive = cond.left.name, cond.right, cond.op == "<="
     elif cond.op in (">", ">=") and isinstance(cond.right, c_ast.ID):
         x, bound, inclusive = cond.right.name, cond.left, cond.op == ">="
     else:
         return None
     items = loop.stmt.block_items or []
-    steps: dict[str, tuple[int, int]] = {}
+    steps: dict[str, list] = {}
     for k, st in enumerate(items):
         got = _step(st)
         if got is not None and got[0] in ints:
-            if got[0] in steps:
-                steps[got[0]] = None            # stepped twice: not this form
-            else:
-                steps[got[0]] = (got[1], k)
-    steps = {v: s for v, s in steps.items() if s is not None}
-    if x not in steps or _leaves(loop.stmt):
+            steps.setdefault(got[0], []).append((got[1], k))
+    if (x in steps) == (down is not None) or _leaves(loop.stmt):
         return None
     # every other write of a stepped integer disqualifies it (x: the loop)
-    step_nodes = {id(items[k]) for _, k in steps.values()}
+    step_nodes = {id(items[k]) for ss in steps.values() for _, k in ss}
     written_elsewhere = set()
     for n in canon.walk(loop.stmt):
         if id(n) in step_nodes:
@@ -123,19 +161,20 @@ def _loop_form(loop, ints: set[str]):
             root = canon.lvalue_root(n.expr)
             if root:
                 written_elsewhere.add(root)
-        elif isinstance(n, c_ast.Decl) and n.name in steps:
+        elif isinstance(n, c_ast.Decl) and (n.name in steps or n.name == x):
             written_elsewhere.add(n.name)
-    if x in written_elsewhere:
-        return None
+    if x in written_elsewhere or down is not None and x in canon.ids_in(loop.stmt):
+        return None                 # a count-down counter the body reads or writes: not modelled
     steps = {v: s for v, s in steps.items() if v not in written_elsewhere}
-    if canon.has_side_effects(bound) or canon.ids_in(bound) & (canon.written_names(loop.stmt) | set(steps)):
+    if bound is not None and (canon.has_side_effects(bound) or
+                              canon.ids_in(bound) & (canon.written_names(loop.stmt) | set(steps))):
         return None
-    return x, bound, inclusive, steps
+    return x, bound, inclusive, steps, down is not None
 
 
 def _convertible(fdef):
     """The convertible loops not nested in another convertible one (outermost first)."""
-    ints = _int_locals(fdef)
+    ints = _int_local_words(fdef)
     found = [(loop, form) for loop in canon.walk(fdef.body)
              for form in [_loop_form(loop, ints)] if form is not None]
     inner = {id(n) for loop, _ in found for n in canon.walk(loop.stmt)}
@@ -148,38 +187,48 @@ def _rewrite(fdef) -> int:
     for n in canon.walk(fdef.body):
         for _, c in n.children():
             parents[id(c)] = n
-    for loop, (x, bound, inclusive, steps) in _convertible(fdef):
+    for loop, (x, bound, inclusive, steps, down) in _convertible(fdef):
         parent = parents.get(id(loop))
         if not isinstance(parent, c_ast.Compound):
             continue
         count += 1
         tag = count
         k, trip = f"__xp_k{tag}", f"__xp_trip{tag}"
-        start = {v: f"__xp_{v}0_{tag}" for v in steps}
-        c = steps[x][0]
+        counted = dict(steps, **({x: []} if down else {}))
+        start = {v: f"__xp_{v}0_{tag}" for v in counted}
+        total = {v: sum(c for c, _ in ss) for v, ss in steps.items()}   # step per iteration
         x0 = start[x]
         at = parent.block_items.index(loop)
         known = _known_values(fdef, parent.block_items, at)
         first = "".join(f"const long long {start[v]} = {canon_text(known.get(v, c_ast.ID(v)))};\n"
-                        for v in steps)
-        (bound_text,) = [canon_text(_resolved(bound, known))]
-        span = f"((long long) ({bound_text}) - {x0})"
-        count_expr = (f"({span} >= 0 ? {span} / {c} + 1 : 0)" if inclusive else
-                      f"({span} > 0 ? ({span} + {c - 1}) / {c} : 0)")
+                        for v in counted)
+        if down:                    # while (x-- > 0): x0 iterations when positive, none else
+            count_expr = f"({x0} > 0 ? {x0} : 0)"
+        else:
+            c = total[x]
+            (bound_text,) = [canon_text(_resolved(bound, known))]
+            span = f"((long long) ({bound_text}) - {x0})"
+            count_expr = (f"({span} >= 0 ? {span} / {c} + 1 : 0)" if inclusive else
+                          f"({span} > 0 ? ({span} + {c - 1}) / {c} : 0)")
         head = canon.parse_stmts(first + f"const long long {trip} = {count_expr};")
         items = list(loop.stmt.block_items or [])
+        step_at = {at for ss in steps.values() for _, at in ss}
         body = []
         for idx, st in enumerate(items):
-            if any(idx == s[1] for s in steps.values()):
+            if idx in step_at:
                 continue
             mapping = {}
-            for v, (cv, at) in steps.items():
-                after = idx > at
-                mapping[v] = canon.parse_expr(f"({start[v]} + {cv} * ({k}{' + 1' if after else ''}))")
+            for v, ss in steps.items():
+                done = sum(cv for cv, at in ss if at < idx)      # steps already taken this iteration
+                mapping[v] = canon.parse_expr(f"({start[v]} + {total[v]} * {k}"
+                                              f"{f' + {done}' if done else ''})")
             body.append(_substitute_reads(copy.deepcopy(st), mapping))
         loop_stmt = canon.parse_stmts(f"for (long long {k} = 0; {k} < {trip}; ++{k}) {{ }}")[0]
         loop_stmt.stmt = c_ast.Compound(body)
-        tail = canon.parse_stmts("".join(f"{v} = {start[v]} + {cv} * {trip};\n" for v, (cv, _) in steps.items()))
+        # after the loop: each stepped integer past its last step; a count-down counter one
+        # below zero (the failing test decremented it too)
+        tail = canon.parse_stmts("".join(f"{v} = {start[v]} + {total[v]} * {trip};\n" for v in steps) +
+                                 (f"{x} = {x0} - {trip} - 1;\n" if down else ""))
         new_items = []
         for st in parent.block_items:
             if st is loop:
@@ -192,26 +241,36 @@ def _rewrite(fdef) -> int:
 
 def _known_values(fdef, items: list, at: int) -> dict:
     """Name -> the expression it holds just before ``items[at]``: locals declared earlier in
-    the same block with a side-effect-free initialiser, not written by the statements between,
-    never address-taken, and whose initialiser's names are not written between either (the
-    entry value of a stepped offset, ``long long o = 0;``, and bounds defined from it)."""
+    the same block with a side-effect-free initialiser, or given a value by a later plain
+    ``v = e;`` of the block, never address-taken, each value expressed over the values known
+    at its definition; a statement that writes a name forgets it and every value that reads
+    it (the entry value of a stepped offset, ``long long o = 0;``, bounds defined from it,
+    and the offset an earlier counted loop leaves)."""
     taken = {canon.lvalue_root(n.expr) for n in canon.walk(fdef.body)
              if isinstance(n, c_ast.UnaryOp) and n.op == "&"}
     out = {}
+    scalars = {n.name for n in items[:at] if isinstance(n, c_ast.Decl) and n.name and
+               isinstance(n.type, c_ast.TypeDecl)}
     for k in range(at):
         d = items[k]
-        if not (isinstance(d, c_ast.Decl) and d.name and d.init is not None and
-                isinstance(d.type, c_ast.TypeDecl) and not isinstance(d.init, c_ast.InitList)):
-            continue
-        if d.name in taken or canon.has_side_effects(d.init):
-            continue
-        between = set()
-        for st in items[k + 1:at]:
-            between |= canon.written_names(st)
-        init = _resolved(d.init, out)
-        if d.name in between or canon.ids_in(init) & between:
-            continue
-        out[d.name] = _deref_address(init, fdef)
+        name = value = None
+        if isinstance(d, c_ast.Decl) and d.name and d.init is not None and \
+                isinstance(d.type, c_ast.TypeDecl) and not isinstance(d.init, c_ast.InitList):
+            name, value = d.name, d.init
+        elif isinstance(d, c_ast.Assignment) and d.op == "=" and isinstance(d.lvalue, c_ast.ID) and \
+                d.lvalue.name in scalars:
+            # a plain store to a scalar of this block (the closed-form value an earlier
+            # counted loop leaves in its offsets): the value it holds from here on
+            name, value = d.lvalue.name, d.rvalue
+        written = canon.written_names(d)
+        if isinstance(d, c_ast.Decl) and d.name:
+            written.add(d.name)
+        known = name is not None and name not in taken and not canon.has_side_effects(value)
+        init = _resolved(value, out) if known else None
+        # the values known so far that this statement changes (or that read what it changes)
+        out = {n: e for n, e in out.items() if n not in written and not canon.ids_in(e) & written}
+        if known and not canon.ids_in(init) & written:
+            out[name] = _deref_address(init, fdef)
     return out
 
 
@@ -264,10 +323,10 @@ def _substitute_reads(node, mapping: dict):
 
 @register(PassInfo(
     name=NAME,
-    summary="while (x < E) { ...; x += c; } over integer locals stepped by constants -> a counted for loop "
-            "with closed-form values of the stepped integers",
+    summary="while (x < E) { ...; x += c; } (or while (n-- > 0)) over integer locals stepped by constants "
+            "-> a counted for loop with closed-form values of the stepped integers",
     requires=("an entry function definition (XP-COUNTED-WHILE-001)",
-              "a while loop over an integer local stepped once per iteration by a positive constant, "
+              "a while loop over an integer local stepped by positive constants (or counted down), "
               "an invariant bound and no early exit (XP-COUNTED-WHILE-002)"),
     guarantees=("same outputs on the virtual device",),
 ))

@@ -8,7 +8,9 @@ Summary
     ``memset`` becomes ``s``, the copy ``s = t;`` and the initialiser ``T s = t;`` become
     ``memcpy(s, t, sizeof(s));`` (``passes/cleanup/memops.py`` turns those into element loops).
     ``sizeof(s)`` keeps its value (one array member: no padding). The affine analysis then sees
-    the lanes as a local array it can privatise and index.
+    the lanes as a local array it can privatise and index. A name declared several times (one
+    helper inlined into each branch of an ``if``) is converted when all its declarations are
+    non-static locals of one lane type (each becomes the same array type).
 Requires
     1. The program has an entry function definition (XP-SROA-001).
     2. At least one entry local of a lane-struct type whose every use is one of the forms above
@@ -83,8 +85,8 @@ class _Uses:
 
     def _walk(self, n, parent):
         if isinstance(n, c_ast.Decl):
-            if n.name in self.cands and self.cands[n.name][0] is not n:
-                self.bad[n.name] = n                   # shadowing declarations: leave alone
+            if n.name in self.cands and all(d is not n for d in self.cands[n.name][0]):
+                self.bad[n.name] = n                   # another declaration: leave alone
             if n.init is not None:
                 src = self._cand(n.init)
                 if src and n.name in self.cands:
@@ -146,18 +148,36 @@ class _Uses:
         return ok
 
 
-def _candidates(fdef, lanes) -> dict:
-    cands, dup = {}, set()
+def _candidates(fdef, lanes, outer: set) -> dict:
+    """name -> (its declarations, lane type). A name declared more than once (the same
+    helper inlined into both branches of an ``if``: ``a_vec__i1`` in each) is a candidate when
+    every declaration of it is a non-static local of one lane type: the rewrite then turns
+    each declaration into the same array type and each use into the same form, whichever
+    declaration it refers to. Names of parameters and file-scope declarations (``outer``) are
+    left alone: a use could refer to them."""
+    decls: dict[str, list] = {}
     for n in canon.walk(fdef.body):
         if isinstance(n, c_ast.Decl) and n.name:
-            t = _lane_type(n, lanes)
-            if n.name in cands:
-                dup.add(n.name)
-            if t is not None and "static" not in (n.storage or []):
-                cands[n.name] = (n, t)
-    for d in dup:
-        cands.pop(d, None)
+            decls.setdefault(n.name, []).append(n)
+    cands = {}
+    for name, ds in decls.items():
+        types = {_lane_type(d, lanes) for d in ds}
+        if name in outer or len(types) != 1 or None in types or \
+                any("static" in (d.storage or []) for d in ds):
+            continue
+        cands[name] = (ds, types.pop())
     return cands
+
+
+def _outer_names(ast, fdef) -> set[str]:
+    """Names a use in the entry's body could refer to besides its own locals."""
+    out = {e.name for e in ast.ext if isinstance(e, (c_ast.Decl, c_ast.Typedef)) and e.name}
+    out |= {e.decl.name for e in ast.ext if isinstance(e, c_ast.FuncDef)}
+    args = fdef.decl.type.args if isinstance(fdef.decl.type, c_ast.FuncDecl) else None
+    for prm in (args.params if args is not None else []) or []:
+        if getattr(prm, "name", None):
+            out.add(prm.name)
+    return out
 
 
 def _plan(program, ast):
@@ -167,7 +187,7 @@ def _plan(program, ast):
     if fdef is None:
         return None, ("XP-SROA-001", "no entry function definition", None)
     lanes = lane_structs(ast)
-    cands = _candidates(fdef, lanes)
+    cands = _candidates(fdef, lanes, _outer_names(ast, fdef))
     if not cands:
         return None, ("XP-SROA-002", "the entry declares no local of a lane-struct type", None)
     uses = _Uses(cands, lanes)

@@ -814,6 +814,11 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
             # a guard on other loop variables (``row < rows`` around ``x[j]``) says nothing
             # about this subscript; rewriting through it only loosens the bound
             continue
+        if not _loop_keys(a) and not _loop_keys(b) and not side.keys() & p.keys():
+            # a guard on scalars only that share nothing with the subscript (``n > 256``, a
+            # size class, around ``x[i + j]``): the rewrite only adds ``b - a >= 0`` to it
+            # and, incomparable, would be preferred to the loop bound
+            continue
         strict = Poly.const(1) if g[0] == "<" else Poly.const(0)
         # d may mention loop variables: the bound holds pointwise wherever the guard holds,
         # and poly_max below eliminates them (j < n - i on p = i + j gives p <= n - 1)

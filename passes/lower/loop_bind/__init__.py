@@ -869,11 +869,29 @@ def _scratch_refusal(decl: c_ast.Decl, stmts) -> str | None:
 
 
 def _scratch_param_type(decl: c_ast.Decl) -> str:
-    """Kernel parameter type of a scratch array: a pointer to its element (1-D) or row."""
+    """Kernel parameter type of a scratch array: a pointer to its element (1-D) or row.
+    Attributes of the array's declaration (``float __attribute__((aligned(64))) t[16]``)
+    are dropped: they are not part of the element type, and a parameter declared with an
+    alignment does not compile (the device buffer is allocated aligned anyway)."""
     from platforms.common.generator import type_text
-    inner = copy.deepcopy(decl.type.type)
+    inner = _without_attributes(copy.deepcopy(decl.type.type))
     strip_quals(inner)
     return type_text(c_ast.PtrDecl([], inner))
+
+
+def _without_attributes(t):
+    """Type node ``t`` with its ``AttributedType`` wrappers removed (in place where nested)."""
+    while isinstance(t, c_ast.AttributedType):
+        t = t.type
+    n = t
+    while n is not None and hasattr(n, "type"):
+        inner = n.type
+        while isinstance(inner, c_ast.AttributedType):
+            inner = inner.type
+        if inner is not n.type:
+            n.type = inner
+        n = inner if isinstance(inner, c_ast.Node) else None
+    return t
 
 
 def _scratch_name(name: str) -> str:
