@@ -502,8 +502,11 @@ def second_size_inputs(program, path, scalars: dict, seed: int = 0, timeout: flo
         if all(scaled[n] == int(scalars[n]) for n in ints) or time.monotonic() > deadline:
             continue
         fixed = {n: v for n, v in scaled.items()}
+        # the candidate value is also the range of integer index inputs ([0, v)): the smallest
+        # scaled size, so indices stay inside every dimension they may index (with the largest,
+        # a gather over dim=8 got row indices up to 15 and read past its data)
         inf = infer_inputs(program, path, seed=seed + 1, timeout=timeout, launch=launch, fixed=fixed,
-                           candidates=(max(scaled.values()),),
+                           candidates=(min(scaled.values()),),
                            budget=max(0.0, deadline - time.monotonic()))
         tried += [{"value": f"x{factor:g}", "outcome": t["outcome"]} for t in inf.tried]
         if inf.ok and any(t["outcome"].startswith("ok") for t in inf.tried):

@@ -433,3 +433,38 @@ def test_a_scalar_converted_to_an_enum_selects_a_case_not_a_size(tmp_path):
     assert "a case the source handles" in inf.analysis
     second = second_size_inputs(program, src, inf.scalars)
     assert second.ok and second.scalars["op"] == 0 and second.scalars["n"] != inf.scalars["n"]
+
+
+GATHER_CU = r"""
+#include <stdint.h>
+__global__ void rows(const float* data, const int64_t* idx, float* out, int dim, int num, int inner) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= num * inner) return;
+  out[t] = data[idx[t / inner] * inner + t % inner];
+}
+extern "C" void gather(const float* data, const int64_t* idx, float* out, int dim, int num, int inner) {
+  float *dd, *dout; int64_t* di;
+  cudaMalloc(&dd, dim * inner * sizeof(float));
+  cudaMalloc(&di, num * sizeof(int64_t));
+  cudaMalloc(&dout, num * inner * sizeof(float));
+  cudaMemcpy(dd, data, dim * inner * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(di, idx, num * sizeof(int64_t), cudaMemcpyHostToDevice);
+  rows<<<(num * inner + 63) / 64, 64>>>(dd, di, dout, dim, num, inner);
+  cudaMemcpy(out, dout, num * inner * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dd); cudaFree(di); cudaFree(dout);
+}
+"""
+
+
+def test_second_size_index_inputs_stay_inside_the_smallest_scaled_size(tmp_path):
+    """At a second size the scalars differ (dim 8, num 3, inner 16): integer index inputs are
+    drawn below the smallest of them, so they index inside every dimension (drawn below the
+    largest, row indices reached past `data` into memory the guard pages do not cover)."""
+    from xpiler.infer import second_size_inputs
+
+    src = _write(tmp_path, "gather.cu", GATHER_CU)
+    program = parse_file(src)
+    second = second_size_inputs(program, src, {"dim": 16, "num": 6, "inner": 32})
+    assert second.ok, second.reason
+    idx = second.args[1]
+    assert idx.max() < min(second.scalars.values()), (second.scalars, idx)
