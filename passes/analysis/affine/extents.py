@@ -1001,12 +1001,92 @@ def within(acc: Access, bound: Poly, timeout_ms: int = 3000) -> bool:
         return False
 
 
+def _scalar_guards(acc: Access) -> list:
+    """The conjuncts of ``acc``'s guards fixed by the entry's scalars alone (the stride or
+    size test in front of a fast path: ``if (dst_str == src_str && size == src_str)``). Those
+    over loop variables or unknown locals are left out: a weaker condition, so a fact that
+    follows from it holds wherever the access runs."""
+    return [g for g in _conjuncts(acc.guards) if _scalar_only(g)]
+
+
+def _below_when(m: Poly, e: Poly, guards: list, timeout_ms: int = 1000) -> bool:
+    """Z3 proves ``m <= e`` for every value of the entry's scalars >= 0 that satisfies
+    ``guards`` (atoms taken by their IR); False when not proven or not encodable."""
+    d = ir_of_poly(e - m)
+    if d is None or not guards:
+        return False
+    try:
+        z3 = load_z3()
+        syms: dict = {}
+        enc = Enc(z3, set(), set(), "g", syms)
+        claim = enc.e(d) >= 0
+        solver = z3.Solver()
+        solver.set("timeout", timeout_ms)
+        for g in guards:
+            solver.add(enc.c(g))
+        solver.add(*[v >= 0 for k, v in syms.items() if k.startswith("s:")])
+        solver.add(z3.Not(claim))
+        return check(solver, timeout_ms) == z3.unsat
+    except ANALYSIS_ERRORS + (load_z3().Z3Exception,):
+        return False
+
+
+def _drop_guarded(cands: list, conds: dict) -> list:
+    """``cands`` (one buffer's element counts) without those that another candidate covers
+    wherever they are needed. A candidate is needed where the accesses it bounds run; for an
+    access under a scalar-only condition (``dst_str == src_str && size == src_str``: the
+    dense copy on the fast path of a strided 2-D copy, ``src_str * seg_num`` elements) a
+    candidate at least as large whenever that condition holds is enough (the gather's
+    ``src_str * (seg_num - 1) + size``, equal there). Without this the extent is the
+    maximum of both, ``seg_num * src_str``, past what the source reads when
+    ``size < src_str`` (the other branches run), and the host entry copies those elements
+    from the caller. A candidate is dropped only when one of those kept in the end covers it
+    (covering under different conditions is not transitive), so the extent stays at or above
+    every access's own maximum wherever that access runs."""
+    polys = [m for m in cands if isinstance(m, Poly)]
+
+    def needs(m) -> list:
+        return conds[id(m)][1] if id(m) in conds else [[]]
+
+    droppable = [m for m in polys if all(needs(m))]
+    if len(polys) < 2 or not droppable:
+        return cands
+    proofs: dict = {}
+
+    def covered_by(m, kept) -> bool:
+        for e in kept:
+            if e is m or not isinstance(e, Poly):
+                continue
+            key = (id(m), id(e))
+            if key not in proofs:
+                proofs[key] = all(_below_when(m, e, g) for g in needs(m))
+            if proofs[key]:
+                return True
+        return False
+
+    kept = list(cands)
+    dropped = []
+    for m in droppable:
+        if covered_by(m, kept):
+            kept = [k for k in kept if k is not m]
+            dropped.append(m)
+    # a candidate dropped for one dropped later is covered only where that one is needed
+    # too: back in unless one of the final candidates covers it
+    for m in dropped:
+        if not covered_by(m, kept):
+            kept.append(m)
+    return [m for m in cands if any(m is k for k in kept)]
+
+
 def extents(info: NestInfo) -> dict[str, object]:
     """Pointer parameter -> element count touched (int, C expression text, or None)."""
     out: dict[str, object] = {}
     best: dict[str, object] = {}
     failed: set[str] = set()
     unbounded: dict[str, list] = {}        # buffer -> accesses whose maximum is not known
+    # id(candidate Poly) -> (the Poly, where it is needed: one list of scalar-only guard
+    # conjuncts per access it covers; an empty list: everywhere)
+    conds: dict[int, tuple] = {}
     for acc in info.accesses:
         if not acc.is_param or acc.buffer in failed:
             continue
@@ -1027,10 +1107,17 @@ def extents(info: NestInfo) -> dict[str, object]:
             if all(_ext_text(m) != _ext_text(e) for e in cands):
                 cands.append(m)
             continue
-        if any(isinstance(e, Poly) and _sign(e - m) in (0, 1) for e in cands):
+        need = [_scalar_guards(acc)]
+        above = next((e for e in cands if isinstance(e, Poly) and _sign(e - m) in (0, 1)), None)
+        if above is not None:
+            # it covers m everywhere: it is needed wherever m's access runs as well
+            conds[id(above)][1].extend(need)
             continue
-        cands[:] = [e for e in cands if not isinstance(e, Poly) or
-                    _sign(m - e) not in (0, 1)] + [m]
+        below = [e for e in cands if isinstance(e, Poly) and _sign(m - e) in (0, 1)]
+        cands[:] = [e for e in cands if not any(e is b for b in below)] + [m]
+        conds[id(m)] = (m, need + [g for b in below for g in conds.pop(id(b))[1]])
+    for name, cands in best.items():
+        cands[:] = _drop_guarded(cands, conds)
     for name, accs in unbounded.items():
         # an access without a computed maximum adds nothing when Z3 proves it stays below the
         # extent the others reach (the vector part of a loop whose masked tail reaches n - 1)
