@@ -63,12 +63,15 @@ def test_hip_grid_stride_loop_to_bang_is_one_counted_loop_on_all_cores(tmp_path)
 
 
 def test_cuda_tiled_transpose_per_thread_arrays_to_bang(tmp_path):
-    # x[tid], y[tid] kept across the barrier by the lift: rematerialize recomputes them so the
-    # block loops carry no dependence
+    # x[tid], y[tid] kept across the barrier by the lift: the clean-up before rematerialize
+    # (since cdb4b0a's const_prop / canon changes) or rematerialize itself removes them, so no
+    # per-thread array reaches task_bind and the block loops carry no dependence
     out = tmp_path / "transpose.mlu"
     rep = tr.translate(str(CORPUS / "cuda" / "transpose_64_96.cu"), "bang", str(out))
     _check(rep, out)
-    assert {s.name: s.status for s in rep.steps}["rematerialize"] == "verified"
+    remat = next(s for s in rep.steps if s.name == "rematerialize")
+    assert remat.status == "verified" or remat.code == "XP-REMAT-002", remat.to_json()
+    assert {s.name: s.status for s in rep.steps}["task_bind"] == "verified"
 
 
 @pytest.mark.slow
