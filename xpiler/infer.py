@@ -181,9 +181,9 @@ def mode_scalars(program) -> dict[str, tuple[int, str]]:
 def _int_constant(e, constants: dict) -> int | None:
     from pycparser import c_ast
 
-    if isinstance(e, c_ast.Constant) and e.type in ("int", "long", "unsigned int", "unsigned long", "char"):
+    if isinstance(e, c_ast.Constant) and e.type in ("int", "long", "unsigned int", "unsigned long"):
         try:
-            return int(e.value.rstrip("uUlL"), 0) if e.type != "char" else None
+            return int(e.value.rstrip("uUlL"), 0)
         except ValueError:
             return None
     if isinstance(e, c_ast.ID):
