@@ -47,8 +47,9 @@ How
        guessed pointer is cut to the smallest size (to the 64-byte granule) at which guarded
        runs of the source stay in bounds (binary search, at most ``SHRINK_BUDGET`` seconds).
     Case selectors (``mode_scalars``: an integer scalar the entry converts to an enum type or
-    switches on) are not sizes: they get the enum's first enumerator or the first case label,
-    and keep it at the second size.
+    switches on, or one used for nothing but comparisons with constants, followed into the
+    functions and kernels it is passed to) are not sizes: they get the enum's first
+    enumerator, the first case label or the first constant, and keep it at the second size.
     Values of 16 and up come first (a size below a vector width or a warp verifies little);
     only when none of them works are ``SMALL`` values (8, 4, 2, 1) tried, largest first.
     Floating-point scalars get ``0.5`` (not 0 or 1, so a dropped multiply is seen); pointers
@@ -175,7 +176,81 @@ def mode_scalars(program) -> dict[str, tuple[int, str]]:
             labels = [v for v in labels if v is not None]
             if labels:
                 out.setdefault(node.cond.name, (labels[0], "a switch selector"))
+    funcs = canon.func_defs(ast)
+    for name in sorted(ints - set(out), key=[p.name for p in program.params].index):
+        values = _compared_constants(funcs, entry, name, constants, set())
+        if values:
+            out[name] = (values[0], f"compared with {', '.join(map(str, dict.fromkeys(values)))} only")
     return out
+
+
+def _callee(call) -> str | None:
+    """The function a call runs: ``f(...)``, or the kernel of a launch ``__xp_launch(k, ...)(...)``."""
+    from pycparser import c_ast
+
+    from passes import canon
+
+    inner = call.name
+    if isinstance(inner, c_ast.FuncCall) and canon.call_name(inner) == "__xp_launch" and inner.args \
+            and isinstance(inner.args.exprs[0], c_ast.ID):
+        return inner.args.exprs[0].name
+    return canon.call_name(call)
+
+
+def _compared_constants(funcs: dict, fdef, name: str, constants: dict, seen: set) -> list[int] | None:
+    """The integer constants a parameter ``name`` of ``fdef`` is compared with (``==``, ``!=``, a
+    ``switch``), following it into the functions and kernels it is passed to, when that is all
+    it is used for (a mode flag such as roi_align's ``pool_mode == 0`` / ``== 1`` in its kernel);
+    None as soon as it is used any other way (a size, an index, arithmetic, written)."""
+    from pycparser import c_ast
+
+    from passes import canon
+
+    if fdef.decl.name in seen:
+        return None
+    seen = seen | {fdef.decl.name}
+    values: list[int] = []
+    uses = 0
+
+    def visit(node, parent) -> bool:
+        nonlocal uses
+        if isinstance(node, c_ast.ID) and node.name == name:
+            uses += 1
+            return use(node, parent)
+        if isinstance(node, c_ast.Decl) and node.name == name:
+            return False                            # shadowed: too subtle to follow
+        return all(visit(c, node) for _, c in node.children())
+
+    def use(node, parent) -> bool:
+        if isinstance(parent, c_ast.BinaryOp) and parent.op in ("==", "!="):
+            other = parent.right if parent.left is node else parent.left
+            v = _int_constant(other, constants)
+            if v is not None:
+                values.append(v)
+                return True
+            return False
+        if isinstance(parent, c_ast.Switch) and parent.cond is node:
+            labels = [_int_constant(c.expr, constants) for c in canon.walk(parent.stmt) if isinstance(c, c_ast.Case)]
+            values.extend(v for v in labels if v is not None)
+            return bool(labels) and None not in labels
+        if isinstance(parent, c_ast.ExprList):
+            call = call_of.get(id(parent))
+            target = funcs.get(_callee(call)) if call is not None else None
+            params = target.decl.type.args.params if target is not None and target.decl.type.args else []
+            index = next(i for i, e in enumerate(parent.exprs) if e is node)
+            if index >= len(params) or not isinstance(params[index], c_ast.Decl):
+                return False
+            inner = _compared_constants(funcs, target, params[index].name, constants, seen)
+            if not inner:
+                return False
+            values.extend(inner)
+            return True
+        return False
+
+    call_of = {id(n.args): n for n in canon.walk(fdef.body) if isinstance(n, c_ast.FuncCall) and n.args is not None}
+    if not visit(fdef.body, fdef) or not uses:
+        return None
+    return values
 
 
 def _int_constant(e, constants: dict) -> int | None:

@@ -435,6 +435,50 @@ def test_a_scalar_converted_to_an_enum_selects_a_case_not_a_size(tmp_path):
     assert second.ok and second.scalars["op"] == 0 and second.scalars["n"] != inf.scalars["n"]
 
 
+MODE_FLAG_CU = r"""
+#include <assert.h>
+__device__ float pick(const float* x, int n, int r, int how) {
+  float acc = x[r * n];
+  if (how == 0) { for (int j = 1; j < n; ++j) acc = fmaxf(acc, x[r * n + j]); }
+  else if (how == 1) { for (int j = 1; j < n; ++j) acc += x[r * n + j]; }
+  else { assert(0); }
+  return acc;
+}
+__global__ void rows(const float* x, float* y, int n, int mode) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= n) return;
+  y[r] = pick(x, n, r, mode);
+}
+extern "C" void rows_host(const float* x, float* y, int n, int mode) {
+  float *dx, *dy;
+  cudaMalloc(&dx, n * n * sizeof(float));
+  cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, x, n * n * sizeof(float), cudaMemcpyHostToDevice);
+  rows<<<(n + 63) / 64, 64>>>(dx, dy, n, mode);
+  cudaMemcpy(y, dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(dx);
+  cudaFree(dy);
+}
+"""
+
+
+def test_a_scalar_only_compared_with_constants_in_a_callee_is_a_mode(tmp_path):
+    """`mode` reaches `pick` through the launch and is only compared with 0 and 1 there (mmcv
+    roi_align's pool_mode): a size candidate would take the `assert(0)` branch, so it gets the
+    first constant; `n`, used as a size, is no mode."""
+    from xpiler.infer import mode_scalars
+
+    src = tmp_path / "rows.cu"
+    src.write_text(MODE_FLAG_CU)
+    program = parse_file(src)
+    assert mode_scalars(program) == {"mode": (0, "compared with 0, 1 only")}
+    inf = infer_inputs(program, src, seed=0)
+    assert inf.ok and inf.scalars["mode"] == 0 and inf.scalars["n"] >= 16, inf.tried
+    used_as_size = MODE_FLAG_CU.replace("if (r >= n) return;", "if (r >= n || r >= mode * n) return;")
+    src.write_text(used_as_size)
+    assert mode_scalars(parse_file(src)) == {}
+
+
 GATHER_CU = r"""
 #include <stdint.h>
 __global__ void rows(const float* data, const int64_t* idx, float* out, int dim, int num, int inner) {
