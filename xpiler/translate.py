@@ -672,8 +672,10 @@ def _verify(text, candidate, out_path, source_program, args, reference, strict, 
         if debug_enabled():
             raise
         return False, [], f"internal error while verifying: {type(exc).__name__}: {exc}"
+    approximate, why = approximation(source_program, reparsed)
+
     def compare(masks):
-        return [compare_arrays(p.name, have, want, p.dtype, p.role,
+        return [compare_arrays(p.name, have, want, p.dtype, p.role, tol=_widened(p.dtype, approximate),
                                undefined=masks[k] if masks else None).to_json()
                 for k, (p, want, have) in enumerate(zip(source_program.params, reference, got))
                 if p.kind == "pointer"]
@@ -702,7 +704,46 @@ def _verify(text, candidate, out_path, source_program, args, reference, strict, 
         note = (f"{skipped} element(s) the source leaves undefined (they depend on uninitialised memory "
                 "or on the order of its blocks, threads or tasks) were not compared")
         return ok, outputs, note if ok else f"outputs differ from the source's beyond tolerance; {note}"
-    return ok, outputs, "" if ok else "outputs differ from the source's beyond tolerance"
+    return ok, outputs, why if ok else "outputs differ from the source's beyond tolerance" + (f" ({why})" if why else "")
+
+
+def approximation(*programs) -> tuple[float, str]:
+    """The largest relative error within which an instruction the programs call is specified
+    (its description's ``tolerance``: AVX-512 ``rcp14``/``rsqrt14``, 2^-14, from tables that
+    differ between CPUs), and a note naming it; (0.0, "") when every instruction is exact. The
+    source runs natively and the other side emulates the exact value, so their results may
+    differ by that much and both be right."""
+    import importlib
+
+    from passes import canon
+
+    worst, names = 0.0, []
+    for program in programs:
+        try:
+            table = importlib.import_module(f"platforms.{program.platform}.intrinsics").load().intrinsics
+        except (ImportError, AttributeError):
+            continue
+        for node in canon.walk(getattr(program, "ast", None)):
+            name = canon.call_name(node)
+            described = table.get(name) if name else None
+            if described is not None and getattr(described, "tolerance", None):
+                worst = max(worst, described.tolerance)
+                names.append(name)
+    if not worst:
+        return 0.0, ""
+    return worst, (f"compared within a relative error of {worst:.3g}: {', '.join(sorted(set(names)))} "
+                   f"is specified only that closely")
+
+
+def _widened(dtype: str, relative: float) -> tuple[float, float] | None:
+    """The comparison tolerance of a floating-point output widened to ``relative`` (None: the
+    dtype's own)."""
+    from .verify import tolerance
+
+    rtol, atol = tolerance(dtype)
+    if not relative or not (rtol or atol):          # integers compare exactly
+        return None
+    return max(rtol, relative), atol
 
 
 def _changed(before, after) -> bool:

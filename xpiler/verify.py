@@ -104,8 +104,8 @@ def compare_arrays(name: str, got, want, dtype: str, role: str = "output",
         g, w = g[keep], w[keep]
     nan_g, nan_w = np.isnan(g), np.isnan(w)
     both_finite = ~(nan_g | nan_w)
-    diff = np.where(both_finite, np.abs(g - w), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):       # inf - inf where both are inf
+        diff = np.where(both_finite, np.abs(g - w), 0.0)
         rel = np.where(both_finite & (w != 0), diff / np.abs(w), 0.0)
     same_inf = np.isinf(g) & np.isinf(w) & (np.sign(g) == np.sign(w))
     bad = (nan_g != nan_w) | (both_finite & ~same_inf & (diff > atol + rtol * np.abs(w)))

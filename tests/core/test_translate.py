@@ -483,3 +483,37 @@ def test_an_output_left_wholly_undefined_does_not_outvote_the_computed_ones(tmp_
                                                   "n=128", "mode=1"]))
     assert report.status == "verified", [(s.name, s.status, s.message) for s in report.steps]
     assert any("384 element(s) the source leaves undefined" in (s.message or "") for s in report.steps)
+
+
+RSQRT14_VNNI = r"""
+#include <immintrin.h>
+extern "C" void inv_norm(const double* x, double* y, int n) {
+    for (int i = 0; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(y + i, _mm512_rsqrt14_pd(_mm512_loadu_pd(x + i)));
+}
+"""
+
+
+def test_an_approximate_instruction_widens_the_comparison_to_its_specified_error(tmp_path):
+    """rsqrt14 is specified within 2^-14 of 1/sqrt(x) (its tables differ between CPUs): the
+    native source and the output's exact 1/sqrt differ beyond the float64 tolerance (1e-10)
+    and both are right. The comparison then takes the instruction's relative error, and says so;
+    an exact program keeps the dtype's tolerance."""
+    from xpiler.parse import parse_file
+    from xpiler.translate import approximation
+
+    src = tmp_path / "rsqrt.cpp"
+    src.write_text(RSQRT14_VNNI)
+    relative, note = approximation(parse_file(src))
+    assert relative == 2.0 ** -14 and "_mm512_rsqrt14_pd" in note
+    exact = tmp_path / "exact.cpp"
+    exact.write_text(RSQRT14_VNNI.replace("_mm512_rsqrt14_pd(", "_mm512_sqrt_pd("))
+    assert approximation(parse_file(exact)) == (0.0, "")
+    report = tmp_path / "r.json"
+    assert main(["translate", str(src), "--to", "cuda", "-o", str(tmp_path / "o.cu"), "--arg", "x=arange:64",
+                 "--arg", "y=zeros:64", "--arg", "n=64", "--report", str(report)]) == 0
+    steps = json.loads(report.read_text())["passes"]
+    first = next(s for s in steps if s["pass"] == "detensorize_vnni")
+    assert first["status"] == "verified" and "relative error of 6.1e-05" in first["message"]
+    y = next(o for o in first["outputs"] if o["name"] == "y")
+    assert y["rtol"] == 2.0 ** -14 and y["max_rel_err"] > 1e-10      # the dtype's rtol would fail it
