@@ -316,7 +316,7 @@ def _build_cases():
 
     out = []
     for src_p, dst_p in (("cuda", "vnni"), ("hip", "vnni"), ("bang", "vnni"), ("vnni", "cuda"),
-                         ("bang", "cuda"), ("hip", "cuda")):
+                         ("bang", "cuda"), ("hip", "cuda"), ("cuda", "hip"), ("bang", "hip"), ("vnni", "hip")):
         if shutil.which({"cuda": "nvcc", "hip": "hipcc", "vnni": "g++"}[dst_p]) is None:
             continue
         out += [pytest.param(str(p), src_p, dst_p, marks=pytest.mark.slow, id=f"{src_p}->{dst_p}/{p.name}")
@@ -327,7 +327,8 @@ def _build_cases():
 @pytest.mark.parametrize("src, src_p, dst_p", _build_cases())
 def test_verified_outputs_build_with_the_real_toolchain(src, src_p, dst_p, tmp_path):
     """Issue 16 point 4: a verified output builds with the real compiler present here (g++ for
-    vnni, nvcc for cuda; `xpiler bench --compile-check` does the same for whole sweeps)."""
+    vnni, nvcc for cuda, hipcc for hip (gfx90a) where Debian's hipcc is installed; `xpiler bench
+    --compile-check` does the same for whole sweeps)."""
     from xpiler.bench import run_one
 
     rec = run_one(src, src_p, dst_p, True, str(tmp_path))

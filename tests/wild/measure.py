@@ -16,7 +16,7 @@ Prints a table, writes ``tests/wild/RESULTS.md`` (measured numbers only) and
 ``tests/wild/status.json`` (per kernel: what passed and the first diagnostic), which
 ``tests/corpus/test_wild.py`` uses for its expected failures.
 
-    python tests/wild/measure.py [-j 2] [--translate [--inputs case|inferred|both]] [--only NAME_SUBSTRING]
+    python tests/wild/measure.py [-j 2] [--translate [--inputs case|inferred|both] [--build]] [--only NAME_SUBSTRING]
 """
 from __future__ import annotations
 
@@ -128,9 +128,12 @@ def run_inferred_step(path: Path, case: dict, timeout: float) -> dict:
     return res
 
 
-def translate_step(path: Path, case: dict, to: str, timeout: float, inferred: bool = False) -> dict:
+def translate_step(path: Path, case: dict, to: str, timeout: float, inferred: bool = False,
+                   build: bool = False) -> dict:
     """One translation, with the case file's inputs (``--config``) or, ``inferred``, as a new
-    user runs it: the kernel alone in a folder (no case file), inputs inferred by xpiler."""
+    user runs it: the kernel alone in a folder (no case file), inputs inferred by xpiler.
+    ``build``: a verified CUDA, HIP or VNNI output is also compiled with the real toolchain
+    (nvcc, hipcc for gfx90a, g++) where it is installed (``xpiler.bench.compile_check``)."""
     from cases import config_args, make_inputs
 
     with tempfile.TemporaryDirectory(prefix="xpwild-") as tmp:
@@ -158,6 +161,12 @@ def translate_step(path: Path, case: dict, to: str, timeout: float, inferred: bo
             second = json.loads(rep.read_text()).get("second_size") if rep.exists() else None
         except ValueError:
             second = None
+        if build and status == "verified" and to != "bang":       # BANG has no real toolchain here
+            from xpiler.bench import compile_check
+
+            built = compile_check(out, to, status)
+            if built is not None:
+                res["build"] = {"tool": built["tool"], "ok": built["ok"], "message": built["message"][:300]}
         if second:
             res["second_size"] = second.get("status", "")
             if second.get("status") != "verified":
@@ -207,7 +216,8 @@ def measure_one(item) -> dict:
             if not rec["parse"]["ok"]:
                 rec[key][to] = {"status": "not parsed"}
                 continue
-            rec[key][to] = translate_step(path, case, to, opts["translate_timeout"], inferred)
+            rec[key][to] = translate_step(path, case, to, opts["translate_timeout"], inferred,
+                                          opts.get("build", False))
     return rec
 
 
@@ -273,6 +283,16 @@ def summarise(records: list[dict], translate: bool, elapsed: float) -> str:
                 lines.append(f"| {src} -> {dst} | {len(rs)} | {st.count('verified')} | {again}/{st.count('verified')} | "
                              f"{st.count('failed')} | {st.count('unverified')} | "
                              f"{len(st) - st.count('verified') - st.count('failed') - st.count('unverified')} |")
+        built = [(r["file"], to, t["build"]) for r in records for to, t in r.get(key, {}).items() if "build" in t]
+        if built:
+            lines += ["", "Verified outputs compiled with the real toolchain (`--build`: nvcc, hipcc for gfx90a, "
+                      "g++; BANG has none here):", "", "| target | compiled | build ok |", "|---|---|---|"]
+            for to in ("cuda", "hip", "vnni"):
+                mine = [b for _f, t, b in built if t == to]
+                if mine:
+                    lines.append(f"| {to} | {len(mine)} | {sum(b['ok'] for b in mine)} |")
+            failures = [f"- `{f}` -> {to} ({b['tool']}): {b['message'][:200]}" for f, to, b in built if not b["ok"]]
+            lines += ["", "Build failures:", "", *failures] if failures else []
         lines += ["", "### Translation misses (deciding pass)", "", "| kernel | to | status | cause |", "|---|---|---|---|"]
         for r in records:
             for to, t in r.get(key, {}).items():
@@ -291,10 +311,12 @@ def main(argv=None) -> int:
     ap.add_argument("--translate-timeout", type=float, default=900)
     ap.add_argument("--inputs", choices=("case", "inferred", "both"), default="both",
                     help="translation inputs: the case file's, inferred ones (the kernel alone), or both")
+    ap.add_argument("--build", action="store_true",
+                    help="compile verified outputs with nvcc / hipcc / g++ where installed")
     ap.add_argument("--no-write", action="store_true", help="print only; keep RESULTS.md and status.json")
     a = ap.parse_args(argv)
     opts = {"timeout": a.timeout, "translate": a.translate, "translate_timeout": a.translate_timeout,
-            "inputs": a.inputs}
+            "inputs": a.inputs, "build": a.build}
     items = [(str(p), opts) for p in kernels() if a.only in p.name]
     t0 = time.time()
     records = []
