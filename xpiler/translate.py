@@ -340,7 +340,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
 
     from .parse import parse_file, parse_source
     from .run import broken_rules, run_kernel
-    from .verify import compare_arrays
+    from .verify import compare_arrays, undefined_elements
 
     t0 = time.perf_counter()
     load_passes()
@@ -543,6 +543,7 @@ def _second_size(program, src_path, args, launch, seed, timeout, report):
     None when the entry has no second size (fixed sizes) or none keeps the source in bounds;
     ``report.second_size`` says which."""
     from .infer import second_size_inputs
+    from .verify import undefined_elements
     from .run import broken_rules, run_kernel
 
     scalars = {p.name: a for p, a in zip(program.params, args) if p.kind == "scalar"}
@@ -574,30 +575,6 @@ def _second_size(program, src_path, args, launch, seed, timeout, report):
             masks.append(undefined_elements(program, src_path, inf.args, reference, timeout, kernel_launch))
         return masks[0]
     return inf.args, reference, broken_rules(run.warnings), how, undefined
-
-
-def undefined_elements(program, src_path, args, reference, timeout, launch):
-    """Per argument, the elements of the source's result (``reference``, from ``args``) that
-    the source does not define: they change when it runs again with fresh memory holding
-    another byte (uninitialised memory), or with its CUDA/HIP blocks and threads or BANG tasks in
-    reverse order (several of them write the element, or threads race on shared memory: its
-    value depends on an order the platform does not fix; a VNNI program runs as written, and
-    the rerun changes nothing). None when those runs fail."""
-    from .run import run_kernel
-    from .verify import FRESH_FILL, differing_elements
-
-    reruns = [{"fresh_fill": FRESH_FILL}, {"reverse_blocks": True}]
-    masks = None
-    for extra in reruns:
-        try:
-            other = _copy(args)
-            run_kernel(src_path, args=other, program=program, timeout=timeout, launch=launch, **extra)
-        except XpilerError:
-            return None
-        got = [differing_elements(a, b) for a, b in zip(reference, other)]
-        masks = got if masks is None else [m if g is None else (g if m is None else (m | g))
-                                           for m, g in zip(masks, got)]
-    return masks
 
 
 def deciding_step(records: list[StepRecord]) -> StepRecord | None:

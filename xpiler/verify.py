@@ -216,3 +216,27 @@ def check(a: str, b: str, specs: dict, seed: int = 0, *, timeout: float = 60, st
             tol = (tolerances or {}).get(p.name)
             report.comparisons.append(compare_arrays(p.name, y, x, p.dtype, p.role, tol))
     return report
+
+
+def undefined_elements(program, src_path, args, reference, timeout, launch):
+    """Per argument, the elements of the source's result (``reference``, from ``args``) that
+    the source does not define: they change when it runs again with fresh memory holding
+    another byte (uninitialised memory), or with its CUDA/HIP blocks and threads or BANG tasks in
+    reverse order (several of them write the element, or threads race on shared memory: its
+    value depends on an order the platform does not fix; a VNNI program runs as written, and
+    the rerun changes nothing). None when those runs fail."""
+    from .ir.errors import XpilerError
+    from .run import run_kernel
+
+    reruns = [{"fresh_fill": FRESH_FILL}, {"reverse_blocks": True}]
+    masks = None
+    for extra in reruns:
+        try:
+            other = [a.copy() if hasattr(a, "copy") else a for a in args]
+            run_kernel(src_path, args=other, program=program, timeout=timeout, launch=launch, **extra)
+        except XpilerError:
+            return None
+        got = [differing_elements(a, b) for a, b in zip(reference, other)]
+        masks = got if masks is None else [m if g is None else (g if m is None else (m | g))
+                                           for m, g in zip(masks, got)]
+    return masks

@@ -66,7 +66,7 @@ MODE_CU = r"""
 #include <cuda_runtime.h>
 __global__ void mode_kernel(const float* x, float* y, int mode, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n && mode == 1) y[i] = 2.0f * x[i];
+  if (i < n && mode % 4 == 1) y[i] = 2.0f * x[i];   // arithmetic on mode: no case selector
 }
 extern "C" void moded(const float* x, float* y, int mode, int n) {
   float *dx, *dy;
@@ -512,3 +512,38 @@ def test_second_size_index_inputs_stay_inside_the_smallest_scaled_size(tmp_path)
     assert second.ok, second.reason
     idx = second.args[1]
     assert idx.max() < min(second.scalars.values()), (second.scalars, idx)
+
+
+PTR2IND_CU = r"""
+#include <stdint.h>
+__global__ void expand(const int64_t* ptr, int64_t* out, int rows) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < rows)
+    for (int64_t i = ptr[r]; i < ptr[r + 1]; i++) out[i] = r;
+}
+extern "C" void ptr2ind(const int64_t* ptr, int64_t* out, int rows, int nnz) {
+  int64_t *dp, *dout;
+  cudaMalloc(&dp, (rows + 1) * sizeof(int64_t));
+  cudaMalloc(&dout, nnz * sizeof(int64_t));
+  cudaMemcpy(dp, ptr, (rows + 1) * sizeof(int64_t), cudaMemcpyHostToDevice);
+  expand<<<(rows + 63) / 64, 64>>>(dp, dout, rows);
+  cudaMemcpy(out, dout, nnz * sizeof(int64_t), cudaMemcpyDeviceToHost);
+  cudaFree(dp); cudaFree(dout);
+}
+"""
+
+
+def test_row_pointers_get_sorted_offsets_when_indices_leave_most_outputs_undefined(tmp_path):
+    """A CSR row-pointer array drawn as random indices makes rows overlap (several threads write
+    one element, in an order the platform does not fix) and leaves gaps: when most output
+    elements are undefined that way, the integer inputs are drawn again as sorted offsets."""
+    import numpy as np
+
+    src = tmp_path / "p2i.cu"
+    src.write_text(PTR2IND_CU)
+    inf = infer_inputs(parse_file(src), src, seed=0)
+    assert inf.ok, inf.tried
+    assert any("degenerate" in t["outcome"] and "undefined" in t["outcome"] for t in inf.tried), inf.tried
+    assert "sorted offsets" in inf.tried[-1]["outcome"], inf.tried
+    ptr = inf.args[0]
+    assert (np.diff(ptr) >= 0).all()

@@ -383,7 +383,7 @@ def test_elements_several_blocks_write_are_undefined(tmp_path):
 
     from xpiler.parse import parse_file
     from xpiler.run import run_kernel
-    from xpiler.translate import undefined_elements
+    from xpiler.verify import undefined_elements
 
     src = tmp_path / "racy.cu"
     src.write_text(RACY_BLOCKS_CU)
@@ -425,7 +425,7 @@ def test_elements_that_depend_on_the_thread_order_are_undefined(tmp_path):
 
     from xpiler.parse import parse_file
     from xpiler.run import run_kernel
-    from xpiler.translate import undefined_elements
+    from xpiler.verify import undefined_elements
 
     src = tmp_path / "race.cu"
     src.write_text(RACY_THREADS_CU)
