@@ -49,27 +49,29 @@ UNIT = "unit_loops"
 FLAT = "flatten_blocks"
 
 
-def const_int(e) -> int | None:
+def const_int(e, names: dict | None = None) -> int | None:
     """Value of an integer constant expression (literals, casts to integer types, + - * / %
-    << >> on them), else None."""
+    << >> on them; ``names``: identifiers with known values, e.g. enumerators), else None."""
     match e:
         case c_ast.Constant(type=t, value=v) if "int" in t or "long" in t or "char" in t:
             try:
                 return int(v.rstrip("uUlL"), 0) if not v.startswith("'") else ord(v[1])
             except ValueError:
                 return None
+        case c_ast.ID(name=n) if names and n in names:
+            return names[n]
         case c_ast.Cast(to_type=tt, expr=x):
             words = canon.type_words(tt.type)
             if isinstance(tt.type, c_ast.TypeDecl) and words and \
                     all(w in ("int", "unsigned", "signed", "long", "short", "size_t")
                         for w in words):
-                return const_int(x)
+                return const_int(x, names)
             return None
         case c_ast.UnaryOp(op="-", expr=x):
-            a = const_int(x)
+            a = const_int(x, names)
             return None if a is None else -a
         case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-", "*", "/", "%", "<<", ">>"):
-            a, b = const_int(l), const_int(r)
+            a, b = const_int(l, names), const_int(r, names)
             if a is None or b is None:
                 return None
             if op in ("/", "%") and (b == 0 or a < 0 or b < 0):

@@ -438,6 +438,32 @@ extern "C" void k(const float *x, float *o, int n) {
     _same(prog, out, [np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 8])
 
 
+def test_fold_branches_enumerators():
+    """A template argument of enum type becomes its enumerator (torch-sparse's
+    ``Reducer<float, SUM>``: ``if (SUM == MIN || SUM == MAX) *arg = ...`` with a null ``arg``):
+    enumerators are constants, so the branch that stores through the null pointer goes; a local
+    named like an enumerator shadows it."""
+    text = r"""
+enum Red { SUM, MEAN = 4, MIN, MAX = MIN + 2 };
+extern "C" void k(const float *x, float *o, int n) {
+  long *arg = 0;
+  for (int i = 0; i < n; ++i) {
+    if (0 == MIN || 0 == MAX) arg[i] = i;
+    else o[i] = x[i] * (MAX == 7 ? 2.0f : 3.0f);
+  }
+}
+"""
+    prog = _prog(text)
+    assert fold_branches.enum_values(prog.ast) == {"SUM": 0, "MEAN": 4, "MIN": 5, "MAX": 7}
+    out = run_pass("fold_branches", prog)
+    body = _body(out)
+    assert "arg[i]" not in body and "?" not in body and "2.0f" in body
+    _same(prog, out, [np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 8])
+    shadowed = text.replace("long *arg = 0;", "long *arg = 0; int MIN = n;")
+    _unchanged("fold_branches", _prog(shadowed.replace("(MAX == 7 ? 2.0f : 3.0f)", "2.0f")
+                                      .replace("0 == MAX", "0 == MIN")), "XP-FOLD-002")
+
+
 def test_fold_branches_not_applicable():
     _unchanged("fold_branches", _no_entry(_prog(GOTO)), "XP-FOLD-001")
     _unchanged("fold_branches", _prog("extern \"C\" void k(float *o, int n) { if (n > 1) "
