@@ -21,7 +21,9 @@ Requires
     1. An entry function definition with at least one device buffer pattern: a local pointer
        (declared without initializer, with its allocation, or as a null pointer ``NULL`` /
        ``nullptr`` / ``0``) allocated once at the top level of the entry, copied in from or out to an entry pointer
-       parameter, and otherwise used only as a whole kernel argument (XP-DEVCOPY-001).
+       parameter, and otherwise used only as a whole kernel argument, directly or through a
+       host function that only hands it on to kernels whole (ggml's ``norm_f32_cuda(d_x, ...)``
+       choosing a block size) (XP-DEVCOPY-001).
     2. For every such buffer (all or nothing): copies and memset cover the full allocation
        (same size expression, sizes not assigned); order alloc < copy-in < kernel calls <
        copy-out < free at the top level; one host parameter per buffer and one buffer per host
@@ -320,6 +322,15 @@ def _analyse(program, ast):
                 if isinstance(a, c_ast.ID) and a.name in bufs:
                     bufs[a.name].kernel_uses.append((i, name, k))
                     handled.add(k)
+        elif name in defs and name != fdef.decl.name:
+            # a host helper that only hands the buffer on to kernels (ggml's norm_f32_cuda(d_x,
+            # ...) choosing a block size): a kernel use through it
+            cparams = _param_names(defs[name])
+            for k, a in enumerate(args):
+                if isinstance(a, c_ast.ID) and a.name in bufs and k < len(cparams) and cparams[k] \
+                        and _forwards_whole(defs[name], cparams[k], kernels, defs, 0):
+                    bufs[a.name].kernel_uses.append((i, name, k))
+                    handled.add(k)
         # every other mention of a buffer or host parameter
         rest = [a for k, a in enumerate(args) if k not in handled] if call is not None else [s]
         for node in rest:
@@ -391,7 +402,8 @@ def _analyse(program, ast):
             continue
         if b.copy_in and not b.copy_out:
             for _, kname, k in b.kernel_uses:
-                if _kernel_writes(defs.get(kname), kernels[kname], k, defs):
+                if (_kernel_writes(defs.get(kname), kernels[kname], k, defs) if kname in kernels
+                        else _param_written(defs[kname], _param_names(defs[kname])[k], defs, 0)):
                     bad(f"copied in from {h} but written by kernel {kname} and not copied back "
                         f"(in-place semantics would change {h})")
                     break
@@ -402,6 +414,33 @@ def _analyse(program, ast):
         plan[n] = (h, b)
         hosts[h] = n
     return plan, problems
+
+
+def _param_names(fdef) -> list:
+    return [q.name if isinstance(q, c_ast.Decl) else None
+            for q in (fdef.decl.type.args.params if fdef.decl.type.args else [])]
+
+
+def _forwards_whole(fdef, name, kernels, defs, depth) -> bool:
+    """Does host function ``fdef`` use its pointer parameter ``name`` only as a whole argument of
+    kernel calls, or of host functions that do the same (a few levels deep), never assigning it?"""
+    if depth > 3 or name in canon.written_names(fdef.body):
+        return False
+    passed = set()
+    for n in canon.walk(fdef.body):
+        callee = canon.call_name(n)
+        if callee is None or n.args is None or (callee not in kernels and callee not in defs):
+            continue
+        cparams = _param_names(defs[callee]) if callee in defs else []
+        for j, a in enumerate(n.args.exprs):
+            a = _strip_casts(a)
+            if isinstance(a, c_ast.ID) and a.name == name and (
+                    callee in kernels or (j < len(cparams) and cparams[j]
+                                          and _forwards_whole(defs[callee], cparams[j], kernels, defs, depth + 1))):
+                passed.add(id(a))
+    fields = {id(n.field) for n in canon.walk(fdef.body) if isinstance(n, c_ast.StructRef)}   # d.x is no use of x
+    return all(id(n) in passed for n in canon.walk(fdef.body)
+               if isinstance(n, c_ast.ID) and n.name == name and id(n) not in fields)
 
 
 def _kernel_writes(fdef, kfun, pos, defs=None) -> bool:

@@ -12,9 +12,14 @@ Summary
     ``long long __xp_off_p = 0;``, every change moves the offset instead, and every other use of
     ``p`` reads ``p`` at the offset: ``p[i]`` -> ``p[__xp_off_p + i]``, ``*p`` ->
     ``p[__xp_off_p]``, ``p`` -> ``(p + __xp_off_p)``.
+    The GPU lift keeps such a pointer once per simulated thread when it lives across a barrier
+    (ggml norm: ``x[tid] = x_param; x[tid] += row * stride;``): a local array of pointers whose
+    elements are only set to one unchanging pointer ``b``, stepped, indexed or read becomes an
+    array of offsets, ``x[t][j]`` -> ``b[__xp_off_x[t] + j]`` (``pointer_arrays``).
 Requires
     1. The program has an entry function definition (XP-POINTER-OFFSETS-001).
-    2. At least one pointer parameter changed only that way (XP-POINTER-OFFSETS-002).
+    2. At least one pointer parameter changed only that way, or one such array of pointers
+       (XP-POINTER-OFFSETS-002).
 Guarantees
     Same outputs on the virtual device: every use reads the address the advanced pointer held.
 Options
@@ -24,7 +29,7 @@ from __future__ import annotations
 
 import copy
 
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 import passes.canon as canon
 from passes.base import PassInfo, register
@@ -32,6 +37,7 @@ from passes.base import PassInfo, register
 NAME = "pointer_offsets"
 _STEP_OPS = {"+=": "+=", "-=": "-="}
 _INCREMENTS = {"++": "+=", "p++": "+=", "--": "-=", "p--": "-="}
+_GEN = c_generator.CGenerator()
 
 
 def _offset_name(p: str) -> str:
@@ -232,6 +238,133 @@ def _rewrite(fdef, pointers) -> None:
         _same_base_comparisons(fdef, {p for _, p, *_ in ends})
 
 
+def _array_store(node, a: str):
+    """(subscript, op, value) of a statement-level change of an element of array ``a``:
+    ``a[s] = v`` ("="), ``a[s] += e`` / ``a[s] -= e`` / ``a[s] = a[s] + e`` ("+=" / "-=")."""
+    if not (isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ArrayRef)
+            and isinstance(node.lvalue.name, c_ast.ID) and node.lvalue.name.name == a):
+        return None
+    sub, r = node.lvalue.subscript, node.rvalue
+    if node.op in _STEP_OPS:
+        return sub, node.op, r
+    if node.op == "=" and isinstance(r, c_ast.BinaryOp) and r.op in ("+", "-") and \
+            isinstance(r.left, c_ast.ArrayRef) and isinstance(r.left.name, c_ast.ID) and \
+            r.left.name.name == a and _GEN.visit(r.left.subscript) == _GEN.visit(sub):
+        return sub, ("+=" if r.op == "+" else "-="), r.right
+    if node.op == "=":
+        return sub, "=", r
+    return None
+
+
+def _pointee_words(t) -> list[str] | None:
+    if not isinstance(t, c_ast.PtrDecl) or not isinstance(t.type, c_ast.TypeDecl):
+        return None
+    return canon.type_words(t.type)
+
+
+def pointer_arrays(fdef) -> list[tuple[str, str, c_ast.Decl]]:
+    """(array, base, declaration) of the per-thread pointer arrays of the lifted GPU code: a local
+    array of pointers ``const float *x[N]`` (a kernel's pointer parameter the kernel advances,
+    ``x += row * stride``, one copy per simulated thread) whose elements are only set to one
+    pointer ``base`` that never changes (a parameter or a pointer local declared once), stepped
+    (``x[t] += e``), indexed (``x[t][j]``, ``*x[t]``) or read; never address-taken nor passed
+    whole. Each element is then ``base`` at a per-element offset."""
+    parents = _parents(fdef.body)
+    decls = [n for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and n.name]
+    count: dict[str, int] = {}
+    for d in decls:
+        count[d.name] = count.get(d.name, 0) + 1
+    params = {p.name: p for p in (fdef.decl.type.args.params if fdef.decl.type.args else [])
+              if isinstance(p, c_ast.Decl) and p.name}
+    written = canon.written_names(fdef.body)
+    stable = {n: p.type for n, p in params.items() if n not in count and n not in written}
+    stable.update({d.name: d.type for d in decls if count[d.name] == 1 and d.name not in params
+                   and isinstance(d.type, c_ast.PtrDecl) and d.init is not None and d.name not in written})
+    out = []
+    for d in decls:
+        if count[d.name] != 1 or d.init is not None or not isinstance(d.type, c_ast.ArrayDecl) \
+                or _offset_name(d.name) in count:
+            continue
+        elem = _pointee_words(d.type.type)
+        if elem is None:
+            continue
+        base, ok = None, True
+        for n in canon.walk(fdef.body):
+            if isinstance(n, c_ast.ID) and n.name == d.name:
+                ref = parents.get(id(n))
+                if not (isinstance(ref, c_ast.ArrayRef) and ref.name is n):
+                    ok = False                         # the array itself escapes
+                    break
+                up = parents.get(id(ref))
+                if isinstance(up, c_ast.Assignment) and up.lvalue is ref:
+                    change = _array_store(up, d.name)
+                    if change is None or not _statement_level(up, parents):
+                        ok = False
+                        break
+                    if change[1] == "=":
+                        value = change[2]
+                        while isinstance(value, c_ast.Cast):
+                            if _pointee_words(value.to_type.type) not in (None, elem) and \
+                                    [w for w in (_pointee_words(value.to_type.type) or []) if w != "const"] \
+                                    != [w for w in elem if w != "const"]:
+                                break
+                            value = value.expr
+                        if not (isinstance(value, c_ast.ID) and value.name in stable and
+                                [w for w in (_pointee_words(stable[value.name]) or []) if w != "const"]
+                                == [w for w in elem if w != "const"]) or base not in (None, value.name):
+                            ok = False
+                            break
+                        base = value.name
+                elif isinstance(up, c_ast.UnaryOp) and up.op in ("&", "++", "--", "p++", "p--"):
+                    ok = False
+                    break
+        if ok and base is not None:
+            out.append((d.name, base, d))
+    return out
+
+
+def _rewrite_arrays(fdef, arrays) -> None:
+    for a, base, decl in arrays:
+        off = _offset_name(a)
+        parents = _parents(fdef.body)
+
+        def replacement(n, a=a, base=base, off=off):
+            if isinstance(n, c_ast.Assignment):
+                change = _array_store(n, a)
+                if change is not None:
+                    sub, op, value = change
+                    sub = canon.replace_nodes(c_ast.ExprList([sub]), replacement).exprs[0]
+                    target = c_ast.ArrayRef(c_ast.ID(off), sub)
+                    if op == "=":
+                        return c_ast.Assignment("=", target, c_ast.Constant("int", "0"))
+                    value = canon.replace_nodes(c_ast.ExprList([value]), replacement).exprs[0]
+                    return c_ast.Assignment(op, target, value)
+            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ArrayRef) and \
+                    isinstance(n.name.name, c_ast.ID) and n.name.name.name == a:
+                inner = canon.replace_nodes(c_ast.ExprList([n.name.subscript, n.subscript]), replacement).exprs
+                return c_ast.ArrayRef(c_ast.ID(base), c_ast.BinaryOp("+", c_ast.ArrayRef(c_ast.ID(off), inner[0]),
+                                                                     inner[1]))
+            if isinstance(n, c_ast.UnaryOp) and n.op == "*" and isinstance(n.expr, c_ast.ArrayRef) and \
+                    isinstance(n.expr.name, c_ast.ID) and n.expr.name.name == a:
+                sub = canon.replace_nodes(c_ast.ExprList([n.expr.subscript]), replacement).exprs[0]
+                return c_ast.ArrayRef(c_ast.ID(base), c_ast.ArrayRef(c_ast.ID(off), sub))
+            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name == a:
+                sub = canon.replace_nodes(c_ast.ExprList([n.subscript]), replacement).exprs[0]
+                return c_ast.BinaryOp("+", c_ast.ID(base), c_ast.ArrayRef(c_ast.ID(off), sub))
+            return None
+
+        canon.replace_nodes(fdef.body, replacement, skip={c_ast.StructRef: ("field",)})
+        # the array of pointers becomes an array of offsets of the same shape
+        dims, t = [], decl.type
+        while isinstance(t, c_ast.ArrayDecl):
+            dims.append(t.dim)
+            t = t.type
+        (offsets,) = canon.parse_stmts(f"long long {off}[1];")
+        offsets.type.dim = dims[0]
+        block = parents[id(decl)]
+        block.block_items = [offsets if x is decl else x for x in block.block_items]
+
+
 @register(PassInfo(
     name=NAME,
     summary="pointer parameters advanced by steps (a += 16) -> the parameter at an integer offset",
@@ -251,10 +384,14 @@ def _legal(program):
     if fdef is None:
         return [canon.diag(program, NAME, "XP-POINTER-OFFSETS-001", "no entry function definition")]
     found = movable(fdef)
-    if not found:
+    arrays = pointer_arrays(fdef)
+    if not found and not arrays:
         return [canon.diag(program, NAME, "XP-POINTER-OFFSETS-002", "no pointer parameter is advanced "
-                           "by steps only")]
+                           "by steps only, and no per-thread array of pointers holds one base")]
     ast = copy.deepcopy(program.ast)        # the rewrite, run on a copy: the plan it emits
     fcopy = canon.entry_def(ast, program.entry.name)
-    _rewrite(fcopy, movable(fcopy))
-    return canon.Rewritten(ast, [name for name, _, _ in found])
+    if found:
+        _rewrite(fcopy, movable(fcopy))
+    if arrays:
+        _rewrite_arrays(fcopy, pointer_arrays(fcopy))
+    return canon.Rewritten(ast, [name for name, _, _ in found] + [name for name, _, _ in arrays])

@@ -56,3 +56,52 @@ def test_what_is_left_alone(body):
     text = f'extern "C" void f(float *x, float *y) {{ {body} }}\n'
     out = apply_pass("pointer_offsets", parse_source(text, "vnni", "f.cpp"))
     assert not out.changed and out.reason.code == "XP-POINTER-OFFSETS-002"
+
+
+PER_THREAD = """
+extern "C" void rows(const float *x, float *y, int ncols, int nrows) {
+  for (int r = 0; r < nrows; ++r) {
+    const float *xs[4];
+    float *ys[4];
+    float acc[4];
+    for (int t = 0; t < 4; ++t) {
+      xs[t] = (const float *) x;
+      ys[t] = y;
+      xs[t] += r * ncols;
+      ys[t] = ys[t] + r * ncols;
+      acc[t] = 0.0f;
+      for (int c = t; c < ncols; c += 4) acc[t] += xs[t][c];
+    }
+    for (int t = 0; t < 4; ++t)
+      for (int c = t; c < ncols; c += 4) ys[t][c] = *xs[t] + acc[t];
+  }
+}
+"""
+
+
+def test_per_thread_pointer_arrays_become_offset_arrays(tmp_path):
+    """The GPU lift keeps a kernel's advanced pointer parameter per simulated thread
+    (ggml norm: ``x[tid] = x_param; x[tid] += row * stride;`` across a barrier): an array of
+    pointers holding one base becomes an array of offsets into that base."""
+    prog = parse_source(PER_THREAD, "vnni", "p.cpp")
+    out = apply_pass("pointer_offsets", prog)
+    assert out.changed
+    text = platforms.module("vnni", "backend").emit(out.program)
+    assert "long long __xp_off_xs[4];" in text and "x[__xp_off_xs[t] + c]" in text
+    assert "y[__xp_off_ys[t] + c] = x[__xp_off_xs[t]] + acc[t];" in text
+    assert "*xs" not in text and "*ys" not in text
+    src, dst = tmp_path / "p.cpp", tmp_path / "d.cpp"
+    src.write_text(PER_THREAD)
+    dst.write_text(text)
+    x = np.random.default_rng(5).standard_normal(48).astype(np.float32)
+    want, got = np.zeros(48, np.float32), np.zeros(48, np.float32)
+    run_kernel(src, args=[x.copy(), want, 16, 3])
+    run_kernel(dst, args=[x.copy(), got, 16, 3], source=text)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_pointer_array_with_two_bases_is_left_alone():
+    text = PER_THREAD.replace("ys[t] = y;", "ys[t] = (t & 1) ? y : y;").replace(
+        "xs[t] = (const float *) x;", "xs[t] = (const float *) x; if (t) xs[t] = (const float *) y;")
+    out = apply_pass("pointer_offsets", parse_source(text, "vnni", "p.cpp"))
+    assert not out.changed

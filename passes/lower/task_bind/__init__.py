@@ -651,6 +651,8 @@ def _heap_locals(program):
     known = {p.name for p in program.entry.params if p.kind != "pointer"}
     defines = set((program.facts or {}).get("defines") or {})
     known |= defines | set(canon.file_scope_decls(ast))
+    # type names read as identifiers in a size text (sizeof(float2)), and enumerators
+    known |= set(canon.typedef_map(ast)) | {n.name for n in canon.walk(ast) if isinstance(n, c_ast.Enumerator)}
     found: dict = {}
 
     def visit(node, in_loop: bool):
