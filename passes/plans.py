@@ -68,11 +68,11 @@ def compose(data: dict | None = None) -> dict[tuple[str, str], str | list[str]]:
 PLANS: dict[tuple[str, str], str | list[str]] = compose()
 
 
-def analysis_lift(platform: str) -> list[str]:
-    """The pass names of the lift ``xpiler.infer`` analyses for a source platform."""
+def analysis_lift(platform: str) -> list[tuple[str, dict]]:
+    """The steps (pass name, options) of the lift ``xpiler.infer`` analyses for a source platform."""
     from passes.base import parse_pipeline
 
-    return [name for name, _ in parse_pipeline(plan_data().get("analysis", {}).get(platform, ""))]
+    return list(parse_pipeline(plan_data().get("analysis", {}).get(platform, "")))
 
 
 def pass_modules() -> list[str]:

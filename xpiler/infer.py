@@ -284,11 +284,11 @@ def analysed_extents(program) -> tuple[dict, str]:
 
         load_passes()
         lifted = program
-        for name in analysis_lift(program.platform):   # passes/plans.toml [analysis]
+        for name, options in analysis_lift(program.platform):   # passes/plans.toml [analysis]
             if name not in REGISTRY:     # a clean-up pass this checkout does not have
                 continue
             try:
-                lifted = run_pass(name, lifted)
+                lifted = run_pass(name, lifted, **options)
             except PassRefused:
                 continue
         if lifted.platform != "vnni":
