@@ -401,6 +401,8 @@ def _finish_translation(report, report_path, out_path, explain, protected) -> No
             also = f"; one size only: {second['message']}"
         con.print(f"{report.output}: verified translation {report.source} -> {report.target} "
                   f"({report.seconds:.1f} s, pipeline {report.pipeline}{also})", markup=False)
+        for note in report.structure:
+            con.print(f"{report.output}: warning: degenerate structure: {note}", markup=False)
 
 
 # ------------------------------------------------------------------------------ retarget

@@ -240,3 +240,62 @@ def one_line(res: dict) -> str:
 
 def _dims(d) -> str:
     return ",".join(str(x) for x in d) if d else "?"
+
+
+def _parallel_units(res: dict) -> int | None:
+    """Threads (GPU, the largest launch), cores (BANG) or 1 for a serial CPU program."""
+    par = res.get("parallel") or {}
+    if par.get("kind") == "gpu":
+        return par.get("max_threads")
+    if par.get("kind") == "bang":
+        return par.get("units_used")
+    if par.get("kind") == "cpu":
+        return None if (par.get("omp_parallel_loops") or par.get("vectorised")) else 1
+    return None
+
+
+def structure_notes(source: dict, output: dict) -> list[str]:
+    """What a verified output lost of the structure its source has (issue 16, item 5: no
+    degenerate structure), one sentence each; empty when nothing was lost. A degenerate output
+    still computes the right values, so it is reported, not refused:
+
+    - parallelism: a GPU launch of one thread, a BANG launch of one task, or a CPU output with
+      neither an OpenMP parallel loop nor a simd loop, where the source runs more than one
+      thread or core (host<->device copies turned into single-thread kernels);
+    - on-chip memory: the source keeps data on chip (shared memory, NRAM, WRAM, SRAM) and the
+      output, on a platform that has it, keeps none;
+    - special instructions: the source uses some (wmma, MFMA, shuffles, ``__bang_*``, VNNI)
+      and the output, on a GPU or BANG target, none;
+    - BANG outputs without any ``__bang_*`` vector instruction or NRAM buffer (scalar code in a
+      task loop)."""
+    if not source or not output or "error" in source or "error" in output:
+        return []
+    notes = []
+    src_units = _parallel_units(source)
+    par = output.get("parallel") or {}
+    if src_units is None or src_units > 1:
+        many = f" where the source runs {src_units}" if src_units else ""
+        if par.get("kind") == "gpu":
+            single = [l["kernel"] for l in par.get("launches", []) if l.get("threads") == 1]
+            if single:
+                notes.append(f"kernel {', '.join(dict.fromkeys(single))} runs on a single thread{many}")
+        elif par.get("kind") == "bang":
+            single = [l["kernel"] for l in par.get("launches", []) if l.get("task_dim") == 1]
+            if single:
+                notes.append(f"kernel {', '.join(dict.fromkeys(single))} runs as a single task{many}")
+        elif par.get("kind") == "cpu" and _parallel_units(output) == 1 and src_units:
+            notes.append(f"the output runs serially (no OpenMP parallel or simd loop){many} threads")
+    platform = output.get("platform")
+    src_chip = source.get("on_chip_bytes") or {}
+    if src_chip and platform in ("cuda", "hip", "bang") and not output.get("on_chip_bytes"):
+        kept = ", ".join(f"{space} {n} B" for space, n in sorted(src_chip.items()))
+        notes.append(f"the source keeps data on chip ({kept}); the output keeps none")
+    src_special = source.get("special_instructions") or []
+    if src_special and platform in ("cuda", "hip", "bang") and not output.get("special_instructions"):
+        shown = ", ".join(src_special[:4]) + (", ..." if len(src_special) > 4 else "")
+        notes.append(f"the source uses special instructions ({shown}); the output none")
+    elif platform == "bang" and not output.get("special_instructions") and not output.get("on_chip_bytes") \
+            and not (src_special or src_chip):
+        notes.append("the BANG output is scalar code in a task loop: no __bang_* vector instruction, "
+                     "no NRAM buffer")
+    return notes

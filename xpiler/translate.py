@@ -89,6 +89,7 @@ class TranslationReport:
     resources: dict = field(default_factory=dict)   # {"source": ..., "output": ...} (xpiler.resources)
     causes: list[StepRecord] = field(default_factory=list)  # failed: the deciding step of each alternative
     second_size: dict | None = None      # the re-verification at a second size (``_second_size``)
+    structure: list = field(default_factory=list)   # what a verified output lost of the source's structure
 
     def to_json(self) -> dict:
         return {"source": self.source, "target": self.target, "output": self.output, "status": self.status,
@@ -97,7 +98,7 @@ class TranslationReport:
                 "inference": self.inference, "seconds": round(self.seconds, 3), "message": self.message,
                 "passes": [s.to_json() for s in self.steps], "resources": self.resources,
                 "target_summary": self.summary, "causes": [s.to_json() for s in self.causes],
-                "second_size": self.second_size}
+                "second_size": self.second_size, "structure": self.structure}
 
 
 # Plans: (source, target) -> candidate pipelines, composed from passes/plans.toml (the one home
@@ -525,6 +526,9 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
         except XpilerError:
             output_program, report.summary = None, {}
         report.resources = _resources(program, output_program, args, launch)
+        from .resources import structure_notes
+
+        report.structure = structure_notes(report.resources.get("source"), report.resources.get("output"))
     else:
         report.resources = _resources(program, None, args, launch)
     return report

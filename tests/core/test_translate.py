@@ -27,6 +27,7 @@ def test_cuda_to_hip_is_verified_and_parses_back(tmp_path, capsys):
     text = out.read_text()
     assert "hipMalloc" in text and "cudaMalloc" not in text
     assert report["target_summary"]["platform"] == "hip"
+    assert report["structure"] == []          # api_map keeps the launches, tiles and instructions
     # the second line says how to build it with the numerics the virtual device verified
     assert text.splitlines()[1].startswith("// Verified on the virtual device without floating-point "
                                            "contraction") and "`hipcc -ffp-contract=off`" in text.splitlines()[1]

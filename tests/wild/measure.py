@@ -158,9 +158,12 @@ def translate_step(path: Path, case: dict, to: str, timeout: float, inferred: bo
         status = {0: "verified", 1: "failed", 2: "bad input", 3: "unverified"}.get(r.returncode, "error")
         res = {"status": status, "seconds": round(time.time() - t0, 1)}
         try:
-            second = json.loads(rep.read_text()).get("second_size") if rep.exists() else None
+            data = json.loads(rep.read_text()) if rep.exists() else {}
         except ValueError:
-            second = None
+            data = {}
+        second = data.get("second_size")
+        if status == "verified" and data.get("structure"):
+            res["degenerate"] = [n[:160] for n in data["structure"]]
         if build and status == "verified" and to != "bang":       # BANG has no real toolchain here
             from xpiler.bench import compile_check
 
@@ -268,8 +271,10 @@ def summarise(records: list[dict], translate: bool, elapsed: float) -> str:
         lines += ["", f"## Translation ({title})", "",
                   "Second size: verified translations re-verified at a second input size (`translate "
                   "--second-size`, the default) / verified; skipped where the entry's sizes are fixed.", "",
-                  "| direction | parsed sources | verified | second size | failed | unverified | other |",
-                  "|---|---|---|---|---|---|---|"]
+                  "Degenerate: verified outputs that lost structure the source has (single-thread "
+                  "kernels, on-chip memory or special instructions dropped; the report's `structure`).", "",
+                  "| direction | parsed sources | verified | second size | degenerate | failed | unverified | other |",
+                  "|---|---|---|---|---|---|---|---|"]
         for src in PLATFORMS:
             for dst in PLATFORMS:
                 if src == dst:
@@ -280,8 +285,9 @@ def summarise(records: list[dict], translate: bool, elapsed: float) -> str:
                 ts = [r[key][dst] for r in rs]
                 st = [t["status"] for t in ts]
                 again = sum(1 for t in ts if t["status"] == "verified" and t.get("second_size") == "verified")
+                degenerate = sum(1 for t in ts if t["status"] == "verified" and t.get("degenerate"))
                 lines.append(f"| {src} -> {dst} | {len(rs)} | {st.count('verified')} | {again}/{st.count('verified')} | "
-                             f"{st.count('failed')} | {st.count('unverified')} | "
+                             f"{degenerate} | {st.count('failed')} | {st.count('unverified')} | "
                              f"{len(st) - st.count('verified') - st.count('failed') - st.count('unverified')} |")
         built = [(r["file"], to, t["build"]) for r in records for to, t in r.get(key, {}).items() if "build" in t]
         if built:

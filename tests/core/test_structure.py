@@ -1,0 +1,56 @@
+"""Issue 16, item 5: a verified output that lost structure its source has is reported
+(``xpiler.resources.structure_notes``, the report's ``structure``, a CLI warning)."""
+from __future__ import annotations
+
+from xpiler.resources import structure_notes
+
+
+def _gpu(platform, launches, chip=None, special=()):
+    return {"platform": platform, "parallel": {"kind": "gpu", "max_threads": max(l["threads"] for l in launches),
+                                               "launches": launches},
+            "on_chip_bytes": chip or {}, "special_instructions": list(special)}
+
+
+def _bang(launches, chip=None, special=()):
+    return {"platform": "bang", "parallel": {"kind": "bang", "units_used": max(l["task_dim"] for l in launches),
+                                             "launches": launches},
+            "on_chip_bytes": chip or {}, "special_instructions": list(special)}
+
+
+TILED = _gpu("cuda", [{"kernel": "transpose", "threads": 4096}], {"shared": 4224}, ["__shfl_xor_sync"])
+
+
+def test_nothing_lost_nothing_said():
+    same = _gpu("hip", [{"kernel": "transpose", "threads": 4096}], {"shared": 4224}, ["__shfl_xor"])
+    assert structure_notes(TILED, same) == []
+    assert structure_notes(TILED, {"error": "x"}) == [] and structure_notes(None, same) == []
+
+
+def test_single_thread_kernels_and_dropped_tiles_are_said():
+    """The issue's degenerate transpose: copies as single-thread kernels, no shared memory."""
+    flat = _gpu("hip", [{"kernel": "copy_in", "threads": 1}, {"kernel": "transpose", "threads": 64},
+                        {"kernel": "copy_in", "threads": 1}])
+    notes = structure_notes(TILED, flat)
+    assert notes[0] == "kernel copy_in runs on a single thread where the source runs 4096"
+    assert notes[1] == "the source keeps data on chip (shared 4224 B); the output keeps none"
+    assert notes[2] == "the source uses special instructions (__shfl_xor_sync); the output none"
+
+
+def test_bang_scalar_task_loops_and_single_tasks():
+    plain = _gpu("cuda", [{"kernel": "add", "threads": 1024}])
+    scalar = _bang([{"kernel": "add_k0", "task_dim": 16}])
+    assert structure_notes(plain, scalar) == ["the BANG output is scalar code in a task loop: no __bang_* "
+                                              "vector instruction, no NRAM buffer"]
+    vector = _bang([{"kernel": "add_k0", "task_dim": 16}], {"nram": 4096}, ["__bang_add"])
+    assert structure_notes(plain, vector) == []
+    one = _bang([{"kernel": "add_k0", "task_dim": 1}], {"nram": 4096}, ["__bang_add"])
+    assert structure_notes(plain, one) == ["kernel add_k0 runs as a single task where the source runs 1024"]
+
+
+def test_a_serial_cpu_output_of_a_parallel_source():
+    cpu = {"platform": "vnni", "parallel": {"kind": "cpu", "omp_parallel_loops": 0, "vectorised": False},
+           "on_chip_bytes": {}, "special_instructions": []}
+    assert structure_notes(_gpu("cuda", [{"kernel": "k", "threads": 256}]), cpu) == [
+        "the output runs serially (no OpenMP parallel or simd loop) where the source runs 256 threads"]
+    parallel = dict(cpu, parallel={"kind": "cpu", "omp_parallel_loops": 1, "vectorised": True})
+    assert structure_notes(_gpu("cuda", [{"kernel": "k", "threads": 256}]), parallel) == []
