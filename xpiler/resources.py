@@ -254,6 +254,14 @@ def _parallel_units(res: dict) -> int | None:
     return None
 
 
+def _kernels(names) -> str:
+    names = list(dict.fromkeys(names))
+    if len(names) == 1:
+        return f"kernel {names[0]} runs"
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"{len(names)} kernels ({shown}) run"
+
+
 def structure_notes(source: dict, output: dict) -> list[str]:
     """What a verified output lost of the structure its source has (issue 16, item 5: no
     degenerate structure), one sentence each; empty when nothing was lost. A degenerate output
@@ -278,11 +286,11 @@ def structure_notes(source: dict, output: dict) -> list[str]:
         if par.get("kind") == "gpu":
             single = [l["kernel"] for l in par.get("launches", []) if l.get("threads") == 1]
             if single:
-                notes.append(f"kernel {', '.join(dict.fromkeys(single))} runs on a single thread{many}")
+                notes.append(f"{_kernels(single)} on a single thread{many}")
         elif par.get("kind") == "bang":
             single = [l["kernel"] for l in par.get("launches", []) if l.get("task_dim") == 1]
             if single:
-                notes.append(f"kernel {', '.join(dict.fromkeys(single))} runs as a single task{many}")
+                notes.append(f"{_kernels(single)} as a single task{many}")
         elif par.get("kind") == "cpu" and _parallel_units(output) == 1 and src_units:
             notes.append(f"the output runs serially (no OpenMP parallel or simd loop){many} threads")
     platform = output.get("platform")

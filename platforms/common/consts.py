@@ -20,6 +20,21 @@ ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int8": 1, 
 _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|<<|>>|[-+*/%()&|^~])")
 _INT_SUFFIX = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$")
 _SIZEOF = re.compile(r"sizeof\s*\(\s*([A-Za-z_][\w\s]*?)\s*\)")
+_CONDITIONAL = re.compile(r"[?<>!=]=?|&&|\|\|")      # ?:, comparisons, logic: evaluated as C
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+_C_UNARY = {"-": lambda a: -a, "+": lambda a: a, "!": lambda a: int(not a), "~": lambda a: ~a}
+_C_BINARY = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+             "/": _c_div, "%": lambda a, b: a - b * _c_div(a, b), "<<": lambda a, b: a << b,
+             ">>": lambda a, b: a >> b, "&": lambda a, b: a & b, "|": lambda a, b: a | b,
+             "^": lambda a, b: a ^ b, "<": lambda a, b: int(a < b), "<=": lambda a, b: int(a <= b),
+             ">": lambda a, b: int(a > b), ">=": lambda a, b: int(a >= b), "==": lambda a, b: int(a == b),
+             "!=": lambda a, b: int(a != b)}
 
 
 class ConstantTable:
@@ -50,6 +65,8 @@ class ConstantTable:
             return None
         text = _SIZEOF.sub(self._sizeof, text)
         text = re.sub(r"\(\s*(?:unsigned\s+)?(?:int|long|size_t|int64_t|int32_t)\s*\)", "", text)
+        if _CONDITIONAL.search(text):
+            return self._evaluate_c(text)
         pieces, pos = [], 0
         while pos < len(text):
             m = _TOKEN.match(text, pos)
@@ -66,6 +83,44 @@ class ConstantTable:
             return safe_eval(pyast.parse(" ".join(pieces) or "None", mode="eval").body)
         except (SyntaxError, ValueError, ZeroDivisionError, TypeError):
             return None
+
+    def _evaluate_c(self, text: str) -> int | None:
+        """``text`` with conditionals, comparisons or logic (an extent's ``(a) > (b) ? (a) :
+        (b)``), parsed as C and evaluated with C's integer rules (division truncates toward
+        zero); None when a name has no value or the text is not an integer expression."""
+        from pycparser import c_parser
+
+        try:
+            tree = c_parser.CParser().parse(f"int __xp_v = ({text});")
+            return self._c_value(tree.ext[0].init)
+        except Exception:          # not C we can read, or a name without a value
+            return None
+
+    def _c_value(self, e) -> int:
+        if isinstance(e, c_ast.Constant):
+            value = literal_int(e) if e.type != "char" else None
+            if value is None:
+                raise ValueError(e.value)
+            return value
+        if isinstance(e, c_ast.ID):
+            value = self.value(e.name)
+            if not isinstance(value, int):
+                raise ValueError(e.name)
+            return value
+        if isinstance(e, c_ast.Cast):
+            return self._c_value(e.expr)
+        if isinstance(e, c_ast.TernaryOp):
+            return self._c_value(e.iftrue if self._c_value(e.cond) else e.iffalse)
+        if isinstance(e, c_ast.UnaryOp) and e.op in _C_UNARY:
+            return _C_UNARY[e.op](self._c_value(e.expr))
+        if isinstance(e, c_ast.BinaryOp):
+            if e.op == "&&":
+                return int(bool(self._c_value(e.left)) and bool(self._c_value(e.right)))
+            if e.op == "||":
+                return int(bool(self._c_value(e.left)) or bool(self._c_value(e.right)))
+            if e.op in _C_BINARY:
+                return _C_BINARY[e.op](self._c_value(e.left), self._c_value(e.right))
+        raise ValueError(type(e).__name__)
 
     def _piece(self, tok: str, text: str, pos: int) -> str | None:
         if tok[0].isdigit():

@@ -54,3 +54,9 @@ def test_a_serial_cpu_output_of_a_parallel_source():
         "the output runs serially (no OpenMP parallel or simd loop) where the source runs 256 threads"]
     parallel = dict(cpu, parallel={"kind": "cpu", "omp_parallel_loops": 1, "vectorised": True})
     assert structure_notes(_gpu("cuda", [{"kernel": "k", "threads": 256}]), parallel) == []
+
+
+def test_many_single_thread_kernels_are_counted_not_listed():
+    many = _gpu("cuda", [{"kernel": f"k{i}", "threads": 1} for i in range(7)] + [{"kernel": "big", "threads": 64}])
+    assert structure_notes(_gpu("hip", [{"kernel": "k", "threads": 256}]), many)[0] == \
+        "7 kernels (k0, k1, k2 and 4 more) run on a single thread where the source runs 256"

@@ -51,15 +51,32 @@ def test_guarded_candidate_not_covered_under_its_condition_stays():
     assert _eval(ext["x"], n=10, k=1) == 11
 
 
-def test_unconditional_access_absorbed_by_a_guarded_candidate_keeps_it():
-    # x[i < n + 1] runs everywhere; n + k + 1 (only where k == 0) covers it for every k and
-    # so takes over its need: 2n + 1 - k, which covers n + k + 1 where k == 0, must not
-    # replace it (n + 1 > 2n + 1 - k when k > n)
+def test_unconditional_access_is_not_absorbed_by_a_guarded_candidate():
+    # x[i < n + 1] runs everywhere; n + k + 1 (only where k == 0) covers it for every k, but
+    # absorbing it would make the guarded candidate needed everywhere: both stay, and n + k + 1
+    # is dropped where it is needed (k == 0: n + 1 covers it). 2n + 1 - k must not replace
+    # n + 1 (n + 1 > 2n + 1 - k when k > n).
     ext = affine.extents(_info("""
   for (int i = 0; i < n + 1; ++i) out[0] += x[i];
   if (k == 0) { for (int i = 0; i < n + k + 1; ++i) out[0] += x[i]; }
   for (int i = 0; i < 2 * n + 1 - k; ++i) out[0] += x[i];"""))
-    assert "(k + n + 1)" in ext["x"] and "(-k + 2 * n + 1)" in ext["x"], ext["x"]
+    assert "(n + 1)" in ext["x"] and "(-k + 2 * n + 1)" in ext["x"], ext["x"]
+    for n, k in ((10, 0), (10, 3), (4, 9), (0, 0)):
+        assert _eval(ext["x"], n=n, k=k) == max(n + 1, 2 * n + 1 - k), (ext["x"], n, k)
+
+
+def test_a_smaller_guarded_count_is_not_absorbed_by_a_larger_one_under_other_conditions():
+    # simsimd hamming: 64 bytes when n <= 64 (masked to n), 192 when 128 < n <= 192, ...
+    # folding the first into the second kept 192 wherever n <= 64 too: the host copied 192
+    # bytes of a 16-byte input
+    ext = affine.extents(_info("""
+  if (n <= 64) { for (int j = 0; j < 64; ++j) if (j < (n & 255)) out[0] += x[j]; }
+  else if (n <= 128) { for (int j = 0; j < 64; ++j) out[0] += x[j];
+                       for (int j = 0; j < 64; ++j) if (j < ((n - 64) & 255)) out[0] += x[64 + j]; }
+  else { for (int j = 0; j < 128; ++j) out[0] += x[j];
+         for (int j = 0; j < n - 128; ++j) out[0] += x[128 + j]; }"""))
+    for n in (1, 16, 64, 65, 100, 128, 129, 300):
+        assert _eval(ext["x"], n=n) == n, (ext["x"], n)
 
 
 _BANG = r"""
@@ -105,3 +122,11 @@ def test_bang_strided_copy_to_cuda_reads_only_the_footprint(tmp_path):
     np.testing.assert_array_equal(got[1], want[1])
     np.testing.assert_array_equal(got[1].reshape(rows, cols),
                                   src[np.arange(rows)[:, None] * src_str + np.arange(cols)])
+
+
+def test_size_texts_with_conditionals_evaluate():
+    """An extent of several candidates is a C conditional; the evaluator the inference and the
+    host copies use reads it (it returned None: the size was then guessed)."""
+    assert _eval("((-k + 2 * n + 1) > (n + 1) ? (-k + 2 * n + 1) : (n + 1))", n=10, k=3) == 18
+    assert _eval("(n > 4 && k != 0) ? n * k : (n - 20) / 3 + 7", n=10, k=0) == 4     # C truncation
+    assert _eval("n > unknown ? 1 : 2", n=3) is None

@@ -806,6 +806,7 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
     for g in _conjuncts(acc.guards):
         if g[0] not in ("<", "<="):
             continue
+        g = _unmasked(g, acc)
         a, b = to_poly(g[1]), to_poly(g[2])
         if a is None or b is None:
             continue
@@ -852,6 +853,22 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
             if isinstance(picked, Poly):
                 best = picked
     return best if isinstance(best, Poly) or best is None else None
+
+
+def _unmasked(g, acc: Access):
+    """``a < (x & (2^k - 1))`` (IR ``fmod``) -> ``a < x`` where ``x >= 0`` wherever the access
+    runs (the mask can only lower a non-negative value): a masked lane count ``j < (n & 255)``
+    (``_bzhi_u64(~0, n)`` under ``if (n <= 64)``) bounds ``j`` by ``n``, not by the lane loop's
+    64. ``g`` itself otherwise."""
+    rhs = g[2]
+    if rhs[0] != "fmod" or rhs[2][0] != "c":
+        return g
+    x = to_poly(rhs[1])
+    if x is None or _loop_keys(x):
+        return g
+    if x.sign() in (0, 1) or _below_when(Poly.const(0), x, _scalar_guards(acc)):
+        return (g[0], g[1], rhs[1])
+    return g
 
 
 def _guard_scale(p: Poly, a: Poly, loops) -> Poly | None:
@@ -1078,6 +1095,16 @@ def _drop_guarded(cands: list, conds: dict) -> list:
     return [m for m in cands if any(m is k for k in kept)]
 
 
+def _absorbs(have: list, more: list) -> bool:
+    """A candidate needed under the condition lists ``have`` may take on those of ``more``
+    without losing a drop: one of ``have`` is empty (needed everywhere: never dropped), or
+    every list of ``more`` is one of ``have`` already."""
+    if any(not g for g in have):
+        return True
+    known = {repr(g) for g in have}
+    return all(repr(g) in known for g in more)
+
+
 def extents(info: NestInfo) -> dict[str, object]:
     """Pointer parameter -> element count touched (int, C expression text, or None)."""
     out: dict[str, object] = {}
@@ -1108,12 +1135,18 @@ def extents(info: NestInfo) -> dict[str, object]:
                 cands.append(m)
             continue
         need = [_scalar_guards(acc)]
-        above = next((e for e in cands if isinstance(e, Poly) and _sign(e - m) in (0, 1)), None)
+        # a candidate covering another everywhere absorbs it (is needed wherever it is) when
+        # that loses nothing: it is needed everywhere anyway, or already under the same
+        # conditions. Otherwise both stay: the larger may be dropped under its own conditions
+        # (hamming's 192 bytes when n > 192) while the smaller is still needed under others
+        # (64 when n <= 128), where a larger bound would copy past the caller's buffer.
+        above = next((e for e in cands if isinstance(e, Poly) and _sign(e - m) in (0, 1)
+                      and _absorbs(conds[id(e)][1], need)), None)
         if above is not None:
-            # it covers m everywhere: it is needed wherever m's access runs as well
             conds[id(above)][1].extend(need)
             continue
-        below = [e for e in cands if isinstance(e, Poly) and _sign(m - e) in (0, 1)]
+        below = [e for e in cands if isinstance(e, Poly) and _sign(m - e) in (0, 1)
+                 and _absorbs(need, conds[id(e)][1])]
         cands[:] = [e for e in cands if not any(e is b for b in below)] + [m]
         conds[id(m)] = (m, need + [g for b in below for g in conds.pop(id(b))[1]])
     for name, cands in best.items():
