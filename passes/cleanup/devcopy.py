@@ -585,7 +585,9 @@ def _rewrite(program, ast, plan):
         drop |= {c[0] for c in (b.copy_in, b.copy_out) if c}
         if b.free is not None:
             drop.add(b.free)
-    mapping = {n: c_ast.ID(h) for n, (h, _) in plan.items()}
+    params = {p.name: p for p in (fdef.decl.type.args.params if fdef.decl.type.args else [])
+              if isinstance(p, c_ast.Decl)}
+    mapping = {n: _as_buffer(h, params.get(h), b.decl) for n, (h, b) in plan.items()}
     wrappers = _status_wrappers(program.facts)
     out = []
     for i, s in enumerate(items):
@@ -594,6 +596,20 @@ def _rewrite(program, ast, plan):
         s = _unwrap(s, wrappers)      # the other checked runtime calls: M(call); -> call;
         out.append(canon.substitute(s, mapping) if canon.ids_in(s) & set(mapping) else s)
     fdef.body.block_items = out
+
+
+def _const_pointee(t) -> bool:
+    return isinstance(t, c_ast.PtrDecl) and isinstance(t.type, c_ast.TypeDecl) and "const" in (t.type.quals or [])
+
+
+def _as_buffer(host: str, param, decl):
+    """What replaces the buffer: the host parameter, cast to the buffer's own pointer type when
+    the parameter points to const and the buffer does not (a host helper taking ``void *`` of
+    the buffer would get a ``const`` pointer, which C++ refuses; only an input the kernels do not
+    write is replaced so)."""
+    if param is not None and _const_pointee(param.type) and not _const_pointee(decl.type):
+        return c_ast.Cast(c_ast.Typename(None, [], None, copy.deepcopy(decl.type)), c_ast.ID(host))
+    return c_ast.ID(host)
 
 
 EXTENT_PRAGMA = "xpiler extent"

@@ -275,3 +275,40 @@ def test_buffers_handed_to_a_host_helper_that_only_launches_kernels(tmp_path):
         np.testing.assert_array_equal(g, w)
     touched = THROUGH_HELPER.replace("dim3 block(64);", "dim3 block(64); B[0] = 1.0f;")
     assert "XP-DEVCOPY-002" in _codes(touched)
+
+
+def test_a_const_input_handed_to_a_helper_taking_void_pointers_still_builds(tmp_path):
+    """aiter's LLGemmZZ(void *in_a, ...) gets d_A; replaced by the entry's `const float *A`
+    it would pass a const pointer as `void *`, which C++ refuses: it gets the buffer's type."""
+    src = KERNEL + """
+static void launch(void* C, void* A, void* B, int n) {
+  k<<<(n + 63) / 64, 64>>>(reinterpret_cast<float*>(C), reinterpret_cast<const float*>(A),
+                           reinterpret_cast<float*>(B), n);
+}
+extern "C" void entry(const float* A, float* B, float* C, int n) {
+  float *d_A, *d_B, *d_C;
+  cudaMalloc(&d_A, n * sizeof(float));
+  cudaMalloc(&d_B, n * sizeof(float));
+  cudaMalloc(&d_C, n * sizeof(float));
+  cudaMemcpy(d_A, A, n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(d_B, B, n * sizeof(float), cudaMemcpyHostToDevice);
+  launch(d_C, d_A, d_B, n);
+  cudaMemcpy(C, d_C, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaMemcpy(B, d_B, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_A); cudaFree(d_B); cudaFree(d_C);
+}
+"""
+    prog, lifted = _lift(src)
+    out = run_pass("devcopy", lifted)
+    text = platforms.module("vnni", "backend").emit(out)
+    assert "launch(C, (float *) A, B, n" in _entry_text(text)
+    n = 70
+    args = [np.arange(n, dtype=np.float32), np.ones(n, np.float32), np.zeros(n, np.float32), n]
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    (tmp_path / "k.cu").write_text(src)
+    (tmp_path / "k.cpp").write_text(text)
+    run_kernel(tmp_path / "k.cu", args=want, program=prog)
+    run_kernel(tmp_path / "k.cpp", args=got, source=text, strict=True)
+    for w, g in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(g, w)
