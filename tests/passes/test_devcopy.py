@@ -231,6 +231,18 @@ def test_null_buffer_with_another_initializer_or_use_is_refused():
     assert "XP-DEVCOPY-002" in _codes(src)
 
 
+def _runs_the_same(tmp_path, src, prog, text, args):
+    """The source and devcopy's output on copies of ``args``: the three buffers agree."""
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    (tmp_path / "k.cu").write_text(src)
+    (tmp_path / "k.cpp").write_text(text)
+    run_kernel(tmp_path / "k.cu", args=want, program=prog)
+    run_kernel(tmp_path / "k.cpp", args=got, source=text, strict=True)
+    for w, g in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(g, w)
+
+
 THROUGH_HELPER = KERNEL + """
 static void launch(float* C, const float* A, float* B, int n) {
   dim3 block(64);
@@ -263,16 +275,7 @@ def test_buffers_handed_to_a_host_helper_that_only_launches_kernels(tmp_path):
     n = 100
     rng = np.random.default_rng(1)
     args = [rng.standard_normal(n).astype(np.float32) for _ in range(3)] + [n]
-    sp, tp = tmp_path / "k.cu", tmp_path / "k.cpp"
-    sp.write_text(THROUGH_HELPER)
-    text = platforms.module("vnni", "backend").emit(out)
-    tp.write_text(text)
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    run_kernel(sp, args=want, program=prog)
-    run_kernel(tp, args=got, source=text, strict=True)
-    for w, g in zip(want[:3], got[:3]):
-        np.testing.assert_array_equal(g, w)
+    _runs_the_same(tmp_path, THROUGH_HELPER, prog, platforms.module("vnni", "backend").emit(out), args)
     touched = THROUGH_HELPER.replace("dim3 block(64);", "dim3 block(64); B[0] = 1.0f;")
     assert "XP-DEVCOPY-002" in _codes(touched)
 
@@ -304,11 +307,4 @@ extern "C" void entry(const float* A, float* B, float* C, int n) {
     assert "launch(C, (float *) A, B, n" in _entry_text(text)
     n = 70
     args = [np.arange(n, dtype=np.float32), np.ones(n, np.float32), np.zeros(n, np.float32), n]
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    (tmp_path / "k.cu").write_text(src)
-    (tmp_path / "k.cpp").write_text(text)
-    run_kernel(tmp_path / "k.cu", args=want, program=prog)
-    run_kernel(tmp_path / "k.cpp", args=got, source=text, strict=True)
-    for w, g in zip(want[:3], got[:3]):
-        np.testing.assert_array_equal(g, w)
+    _runs_the_same(tmp_path, src, prog, text, args)
