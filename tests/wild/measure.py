@@ -16,7 +16,7 @@ Prints a table, writes ``tests/wild/RESULTS.md`` (measured numbers only) and
 ``tests/wild/status.json`` (per kernel: what passed and the first diagnostic), which
 ``tests/corpus/test_wild.py`` uses for its expected failures.
 
-    python tests/wild/measure.py [-j 2] [--translate [--inputs case|inferred|both] [--build]] [--only NAME_SUBSTRING]
+    python tests/wild/measure.py [-j 2] [--translate [--inputs case|inferred|both] [--build]] [--only SUBSTRING[,SUBSTRING...]]
 """
 from __future__ import annotations
 
@@ -312,7 +312,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-j", type=int, default=1)
     ap.add_argument("--translate", action="store_true")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="kernels whose file name contains one of these comma-separated substrings")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--translate-timeout", type=float, default=900)
     ap.add_argument("--inputs", choices=("case", "inferred", "both"), default="both",
@@ -323,7 +323,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     opts = {"timeout": a.timeout, "translate": a.translate, "translate_timeout": a.translate_timeout,
             "inputs": a.inputs, "build": a.build}
-    items = [(str(p), opts) for p in kernels() if a.only in p.name]
+    wanted = [w for w in a.only.split(",") if w] or [""]
+    items = [(str(p), opts) for p in kernels() if any(w in p.name for w in wanted)]
     t0 = time.time()
     records = []
     with ProcessPoolExecutor(max_workers=max(1, a.j)) as ex:
