@@ -587,7 +587,9 @@ def _rewrite(program, ast, plan):
             drop.add(b.free)
     params = {p.name: p for p in (fdef.decl.type.args.params if fdef.decl.type.args else [])
               if isinstance(p, c_ast.Decl)}
-    mapping = {n: _as_buffer(h, params.get(h), b.decl) for n, (h, b) in plan.items()}
+    kernels = {f.name for f in program.functions if f.kind == "kernel"}
+    mapping = {n: _as_buffer(h, params.get(h), b.decl) if any(k not in kernels for _, k, _ in b.kernel_uses)
+               else c_ast.ID(h) for n, (h, b) in plan.items()}
     wrappers = _status_wrappers(program.facts)
     out = []
     for i, s in enumerate(items):
@@ -603,10 +605,10 @@ def _const_pointee(t) -> bool:
 
 
 def _as_buffer(host: str, param, decl):
-    """What replaces the buffer: the host parameter, cast to the buffer's own pointer type when
-    the parameter points to const and the buffer does not (a host helper taking ``void *`` of
-    the buffer would get a ``const`` pointer, which C++ refuses; only an input the kernels do not
-    write is replaced so)."""
+    """What replaces a buffer handed to a host helper: the host parameter, cast to the buffer's
+    own pointer type when the parameter points to const and the buffer does not (a helper taking
+    ``void *`` of the buffer would get a ``const`` pointer, which C++ refuses; only an input the
+    kernels do not write is replaced so)."""
     if param is not None and _const_pointee(param.type) and not _const_pointee(decl.type):
         return c_ast.Cast(c_ast.Typename(None, [], None, copy.deepcopy(decl.type)), c_ast.ID(host))
     return c_ast.ID(host)
