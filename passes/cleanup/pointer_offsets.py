@@ -210,7 +210,6 @@ def _at_offset(name: str, base: str, off: str, decl, steps: bool):
 
 def _rewrite(fdef, pointers) -> None:
     ends = derived(fdef, pointers)
-    end_names = {q for q, *_ in ends}
     for p, block, decl in pointers:
         off = _offset_name(p)
 
@@ -256,10 +255,11 @@ def _array_store(node, a: str):
     return None
 
 
-def _pointee_words(t) -> list[str] | None:
+def _pointee(t) -> list[str] | None:
+    """The type words a pointer type points to, qualifiers aside (None: not a plain pointer)."""
     if not isinstance(t, c_ast.PtrDecl) or not isinstance(t.type, c_ast.TypeDecl):
         return None
-    return canon.type_words(t.type)
+    return [w for w in canon.type_words(t.type) if w not in ("const", "volatile")]
 
 
 def pointer_arrays(fdef) -> list[tuple[str, str, c_ast.Decl]]:
@@ -285,7 +285,7 @@ def pointer_arrays(fdef) -> list[tuple[str, str, c_ast.Decl]]:
         if count[d.name] != 1 or d.init is not None or not isinstance(d.type, c_ast.ArrayDecl) \
                 or _offset_name(d.name) in count:
             continue
-        elem = _pointee_words(d.type.type)
+        elem = _pointee(d.type.type)
         if elem is None:
             continue
         base, ok = None, True
@@ -303,15 +303,12 @@ def pointer_arrays(fdef) -> list[tuple[str, str, c_ast.Decl]]:
                         break
                     if change[1] == "=":
                         value = change[2]
-                        while isinstance(value, c_ast.Cast):
-                            if _pointee_words(value.to_type.type) not in (None, elem) and \
-                                    [w for w in (_pointee_words(value.to_type.type) or []) if w != "const"] \
-                                    != [w for w in elem if w != "const"]:
-                                break
+                        # casts that keep the element type (const added or dropped), or whose
+                        # type is not a plain pointer spelling (a typedef)
+                        while isinstance(value, c_ast.Cast) and _pointee(value.to_type.type) in (None, elem):
                             value = value.expr
                         if not (isinstance(value, c_ast.ID) and value.name in stable and
-                                [w for w in (_pointee_words(stable[value.name]) or []) if w != "const"]
-                                == [w for w in elem if w != "const"]) or base not in (None, value.name):
+                                _pointee(stable[value.name]) == elem) or base not in (None, value.name):
                             ok = False
                             break
                         base = value.name
@@ -354,13 +351,9 @@ def _rewrite_arrays(fdef, arrays) -> None:
             return None
 
         canon.replace_nodes(fdef.body, replacement, skip={c_ast.StructRef: ("field",)})
-        # the array of pointers becomes an array of offsets of the same shape
-        dims, t = [], decl.type
-        while isinstance(t, c_ast.ArrayDecl):
-            dims.append(t.dim)
-            t = t.type
+        # the array of pointers becomes an array of offsets of the same length
         (offsets,) = canon.parse_stmts(f"long long {off}[1];")
-        offsets.type.dim = dims[0]
+        offsets.type.dim = decl.type.dim
         block = parents[id(decl)]
         block.block_items = [offsets if x is decl else x for x in block.block_items]
 

@@ -43,6 +43,18 @@ def _entry_text(text):
     return text[text.rfind('extern "C"'):]
 
 
+def _runs_the_same(tmp_path, src, prog, text, args):
+    """The source and devcopy's output on copies of ``args``: the three buffers agree."""
+    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    (tmp_path / "k.cu").write_text(src)
+    (tmp_path / "k.cpp").write_text(text)
+    run_kernel(tmp_path / "k.cu", args=want, program=prog)
+    run_kernel(tmp_path / "k.cpp", args=got, source=text, strict=True)
+    for w, g in zip(want[:3], got[:3]):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_golden_and_verified(tmp_path):
     prog, lifted = _lift(GOOD)
     out = run_pass("devcopy", lifted)
@@ -54,16 +66,7 @@ def test_golden_and_verified(tmp_path):
     n = 200
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(n).astype(np.float32) for _ in range(3)] + [n]
-    sp = tmp_path / "k.cu"
-    sp.write_text(GOOD)
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    run_kernel(sp, args=want, program=prog)
-    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    tp = tmp_path / "k.cpp"
-    tp.write_text(text)
-    run_kernel(tp, args=got, source=text, strict=True)
-    for w, g in zip(want[:3], got[:3]):
-        np.testing.assert_array_equal(g, w)
+    _runs_the_same(tmp_path, GOOD, prog, text, args)
 
 
 def _codes(src):
@@ -229,18 +232,6 @@ def test_null_buffer_with_another_initializer_or_use_is_refused():
     src = GOOD.replace("cudaFree(d_A);", "if (d_A != 0) cudaFree(d_A);") \
         .replace("float* d_A; float* d_B; float* d_C;", "float* d_A = 0; float* d_B = 0; float* d_C = 0;")
     assert "XP-DEVCOPY-002" in _codes(src)
-
-
-def _runs_the_same(tmp_path, src, prog, text, args):
-    """The source and devcopy's output on copies of ``args``: the three buffers agree."""
-    want = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    got = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    (tmp_path / "k.cu").write_text(src)
-    (tmp_path / "k.cpp").write_text(text)
-    run_kernel(tmp_path / "k.cu", args=want, program=prog)
-    run_kernel(tmp_path / "k.cpp", args=got, source=text, strict=True)
-    for w, g in zip(want[:3], got[:3]):
-        np.testing.assert_array_equal(g, w)
 
 
 THROUGH_HELPER = KERNEL + """
