@@ -20,6 +20,12 @@ Summary
     ``tid`` (``tx = tid % 128u``, ``ty = tid / 128u``) when the writing nest's ``tid`` is
     the mixed-radix number of its loop variables and every reading ``tid`` is below the
     thread count (both checked over the constant-extent domains, at most 4096 points).
+    Nests are matched by position, not by name: after inlining each nest declares its own
+    loop variables and ``tid`` (``tx__i5``, ``tx__i5_2``), and a value from another nest of
+    the same signature is renamed into the reading nest's names. Where the clean-up folded
+    ``tid`` into its uses (``A[(unsigned int) (tx + 256u * 0u)]``), the one subscript of the
+    nest's local arrays that depends only on its loop variables (and names never written) is
+    named again for the analysis and folded back afterwards.
 Requires
     1. The program has an entry function definition  [XP-REMAT-001].
     2. A local one-dimensional array of scalars or pointers, declared in a block, every access of which
@@ -81,7 +87,22 @@ class Phase:
     def __init__(self, loops, body, tid):
         self.loops, self.body, self.tid = loops, body, tid
         self.vars = [v for v, _ in (_thread_loop(lp) for lp in loops)]
-        self.sig = (tuple(_thread_loop(lp) for lp in loops), tid.name, _text(tid.init))
+        # positional: nests that differ only in the names of their loop variables and tid
+        # (one name per declaration after inlining) have one signature
+        place = {v: c_ast.ID(f"__xp_loop{k}") for k, v in enumerate(self.vars)}
+        self.sig = (tuple(x for _, x in (_thread_loop(lp) for lp in loops)),
+                    _text(canon.substitute(tid.init, place)))
+
+    def names(self) -> list[str]:
+        """The thread names of the nest, in signature order: loop variables, then tid."""
+        return self.vars + [self.tid.name]
+
+
+def _in_terms_of(e, src: Phase, dst: Phase):
+    """``e`` written in terms of nest ``src``'s thread names, in those of ``dst`` (same
+    signature): positional renaming of the loop variables and tid."""
+    mapping = {a: c_ast.ID(b) for a, b in zip(src.names(), dst.names()) if a != b}
+    return canon.substitute(e, mapping) if mapping else copy.deepcopy(e)
 
 
 def _phase(s) -> Phase | None:
@@ -250,13 +271,14 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
                 return None
     if not writes:
         return None
-    thread_names = set(wph.vars) | {wph.tid.name}
     texts = set()
     closed = None
     for ph, k, e in writes.values():
         if not _pure(e) or name in canon.ids_in(e):
             return None
         c = _closed(e, ph, k)
+        if c is not None:
+            c = _in_terms_of(c, ph, wph)
         texts.add(_text(c) if c is not None else None)
         closed = c
     t = copy.deepcopy(decl.type.type)
@@ -281,7 +303,7 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
                 return None
             # same iteration of the phase: the names of e keep their values if the phase body
             # never writes them; declarations of the phase must precede the write at top level
-            names = canon.ids_in(e) - thread_names
+            names = canon.ids_in(e) - set(ph.names())
             top = {d.name for d in items[:k] if isinstance(d, c_ast.Decl) and d.name}
             inner = {n.name for n in canon.walk(ph.body) if isinstance(n, c_ast.Decl) and n.name}
             if names & canon.written_names(ph.body) or (names & inner) - top:
@@ -292,13 +314,15 @@ def _plan_array(block, decl, phases, block_written) -> _Plan | None:
             e = closed
             # a value from another phase (or iteration): the names of e must mean the same
             # there, i.e. never be written in the block and not be declared below its top level
-            names = canon.ids_in(e) - thread_names
+            names = canon.ids_in(e) - set(wph.names())
             nested = {n.name for n in canon.walk(block) if isinstance(n, c_ast.Decl) and n.name} - \
                 {d.name for d in (block.block_items or []) if isinstance(d, c_ast.Decl)}
             if names & block_written or names & nested:
                 return None
             if id(x) in foreign:
                 e = _from_tid(e, wph, ph.tid.name)
+            else:
+                e = _in_terms_of(e, wph, ph)
         plan.reads[id(x)] = c_ast.Cast(c_ast.Typename(None, [], None, copy.deepcopy(t)),
                                        copy.deepcopy(e))
     for ph, k, e in writes.values():
@@ -372,6 +396,86 @@ def _from_tid(e, wph: Phase, tid: str):
     return canon.substitute(copy.deepcopy(e), mapping)
 
 
+def _nests(node):
+    """(loops, innermost statement's holder) of every maximal thread-loop nest under node:
+    ``for`` loops of the ``_thread_loop`` form, each the only statement of the one outside."""
+    out = []
+
+    def go(n):
+        if _thread_loop(n) is not None:
+            loops, cur = [n], n
+            while True:
+                items = canon.as_items(cur.stmt)
+                if len(items) == 1 and _thread_loop(items[0]) is not None:
+                    cur = items[0]
+                    loops.append(cur)
+                    continue
+                break
+            out.append(loops)
+            go(cur.stmt)
+            return
+        for _, c in n.children():
+            go(c)
+
+    go(node)
+    return out
+
+
+def _name_thread_ids(fdef) -> list[tuple[c_ast.Compound, c_ast.Decl]]:
+    """Give the thread id of each thread-loop nest a name again where the clean-up folded
+    the lift's ``const unsigned tid = ...;`` into its uses (``A[(unsigned int) (tx + 256u *
+    0u)]``): when every subscript of a block-local array in the nest that depends only on
+    the nest's loop variables and names the function never writes (the block size) is one
+    expression, it becomes ``const unsigned int <fresh> =
+    <expression>;`` at the top of the innermost body and the subscripts that name. The
+    (body, declaration) pairs inserted; ``_unname_thread_ids`` undoes them."""
+    arrays = {d.name for b in _blocks(fdef) for d in _array_decls(b)}
+    if not arrays:
+        return []
+    taken = {n.name for n in canon.walk(fdef) if isinstance(n, (c_ast.ID, c_ast.Decl)) and n.name}
+    written = canon.written_names(fdef.body) | arrays
+    inserted = []
+    for loops in _nests(fdef.body):
+        inner = loops[-1]
+        variables = {_thread_loop(lp)[0] for lp in loops}
+        subs: dict[str, list] = {}
+        for n in canon.walk(inner.stmt):
+            if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and \
+                    n.name.name in arrays:
+                used = canon.ids_in(n.subscript)
+                if used & variables and not (used - variables) & written and _pure(n.subscript) and \
+                        not any(isinstance(m, c_ast.FuncCall) for m in canon.walk(n.subscript)):
+                    subs.setdefault(_text(n.subscript), []).append(n)
+        if len(subs) != 1:
+            continue
+        (refs,) = subs.values()
+        k = 0
+        while f"__xp_tid{k}" in taken:
+            k += 1
+        tid = f"__xp_tid{k}"
+        taken.add(tid)
+        decl = canon.parse_stmts(f"const unsigned int {tid} = 0;")[0]
+        decl.init = copy.deepcopy(refs[0].subscript)
+        for r in refs:
+            r.subscript = c_ast.ID(tid)
+        if not isinstance(inner.stmt, c_ast.Compound):
+            inner.stmt = c_ast.Compound([inner.stmt])
+        inner.stmt.block_items = [decl] + list(inner.stmt.block_items or [])
+        inserted.append((inner.stmt, decl))
+    return inserted
+
+
+def _unname_thread_ids(inserted) -> None:
+    """Undo ``_name_thread_ids``: each inserted id folded back into its uses."""
+    for body, decl in inserted:
+        if not any(x is decl for x in body.block_items or []):
+            continue
+        body.block_items = [x for x in body.block_items if x is not decl]
+        mapping = {decl.name: decl.init}
+        for k, item in enumerate(body.block_items):
+            body.block_items[k] = canon.substitute(item, mapping)
+
+
 def _replace_reads(node, reads: dict):
     canon.replace_nodes(node, lambda n: reads.get(id(n)))
 
@@ -440,7 +544,10 @@ def _legal(program):
         return [canon.diag(program, NAME, "XP-REMAT-001", "no entry function definition")]
     ast = copy.deepcopy(program.ast)
     why: list = []
-    if not _rewrite(program, ast, why):
+    named = _name_thread_ids(canon.entry_def(ast, program.entry.name))
+    done = _rewrite(program, ast, why)
+    _unname_thread_ids(named)
+    if not done:
         if why:         # per-thread arrays, none recomputable
             return [canon.diag(program, NAME, "XP-REMAT-003", f"per-thread array '{why[0].name}': a "
                                "read cannot recompute the value written (not a plain top-level "

@@ -124,6 +124,51 @@ extern "C" void k(const float *a, float *out, int n) {
     _same(src, out, [rng.standard_normal(24).astype(np.float32), np.zeros(24, np.float32), 24])
 
 
+def test_nests_with_their_own_names_and_a_folded_thread_id_are_matched_by_position():
+    # after inlining each phase declares its own loop variable (t__i1, t__i1_2) and the
+    # clean-up folds the lift's tid into the subscripts; nbt is the block size (never written)
+    src = _prog(r"""
+extern "C" void k(const float *a, float *out, int n, unsigned int nbt) {
+  for (unsigned int b = 0; b < 3u; ++b) {
+    int lane[8];
+    float s[8];
+    for (unsigned int t__i1 = 0; t__i1 < nbt; ++t__i1) {
+      lane[(unsigned int) (t__i1 + nbt * 0u)] = t__i1 & 3;
+      s[(unsigned int) (t__i1 + nbt * 0u)] = a[b * 8u + t__i1];
+    }
+    for (unsigned int t__i1_2 = 0; t__i1_2 < nbt; ++t__i1_2) {
+      if (lane[(unsigned int) (t__i1_2 + nbt * 0u)] == 1)
+        continue;
+      out[b * 8u + lane[(unsigned int) (t__i1_2 + nbt * 0u)] * 2 + (t__i1_2 >> 2)] =
+          s[(unsigned int) (t__i1_2 + nbt * 0u)] + 1.0f;
+    }
+  }
+}
+""")
+    out = run_pass("rematerialize", src)
+    body = _body(out)
+    assert "lane[" not in body and "int lane" not in body and "s[(unsigned int) (t__i1_2" in body
+    assert "__xp_tid" not in body                        # the named id is folded back
+    assert "(t__i1_2 & 3)" in body.replace("(int) ", "")  # recomputed in the reading nest's names
+    rng = np.random.default_rng(2)
+    _same(src, out, [rng.standard_normal(24).astype(np.float32), np.zeros(24, np.float32), 24, 8])
+
+
+def test_two_subscripts_of_loop_variables_in_one_nest_name_no_thread_id():
+    # x[t] and x[t + 1]: no single thread id; the array is not per-thread
+    _unchanged(_prog(r"""
+extern "C" void k(float *out) {
+  int x[9];
+  for (unsigned int t = 0; t < 8u; ++t) {
+    x[t] = t;
+    x[t + 1] = t;
+  }
+  for (unsigned int t = 0; t < 8u; ++t)
+    out[t] = x[t];
+}
+"""), "XP-REMAT-002")
+
+
 def test_no_entry_or_no_per_thread_array_is_not_applicable():
     p = _prog(TRANSPOSE)
     _unchanged(dataclasses.replace(p, entry=dataclasses.replace(p.entry, name="missing")),
