@@ -294,6 +294,7 @@ def analysed_extents(program) -> tuple[dict, str]:
         if lifted.platform != "vnni":
             return {}, f"the {program.platform} source could not be lifted to canonical C for analysis"
         ext = affine.extents(affine.analyze(lifted))
+        ext = _in_elements(ext, program, lifted)
     except Exception as exc:  # analysis is best effort; the guarded run decides
         return {}, f"access analysis failed: {type(exc).__name__}: {exc}"
     names = {p.name for p in program.params if p.kind == "pointer"}
@@ -304,6 +305,33 @@ def analysed_extents(program) -> tuple[dict, str]:
     known = sorted(k for k, v in ext.items() if v is not None)
     return ext, (f"access extents: {', '.join(f'{k}={ext[k]}' for k in known)}" if known
                  else "access analysis established no extent")
+
+
+def _in_elements(ext: dict, program, lifted) -> dict:
+    """Extents counted in the lifted parameter's pointee type (``__half2``, ``float4``) as
+    counts of the parameter's array elements (its dtype: ``float16``, ``float32``): a pointer
+    to a vector type is passed as an array of its lanes."""
+    import numpy as np
+
+    from passes.analysis.affine.ir import bytes_of_words, type_names_text
+
+    from .run import numpy_dtype
+
+    types = {p.name: p.type for p in lifted.params if p.kind == "pointer"}
+    out = dict(ext)
+    for p in program.params:
+        v = ext.get(p.name)
+        if p.kind != "pointer" or v is None or p.name not in types:
+            continue
+        try:
+            item = np.dtype(numpy_dtype(p.dtype)).itemsize
+        except TypeError:
+            continue
+        pointee = bytes_of_words(type_names_text(types[p.name]))
+        if pointee and pointee > item and pointee % item == 0:
+            k = pointee // item
+            out[p.name] = v * k if isinstance(v, int) else f"({v}) * {k}"
+    return out
 
 
 def size_rules(program) -> tuple[list[SizeRule], str]:

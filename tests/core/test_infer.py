@@ -117,6 +117,25 @@ def test_vnni_extents_come_from_the_affine_analysis(tmp_path):
     assert inf.sizes == {"a": 512, "out": 16}
 
 
+HALF2_CU = r"""
+#include <cuda_fp16.h>
+__global__ void add2(const __half2 *a, __half2 *out, int n2) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n2) out[i] = __hadd2(a[i], a[i]);
+}
+"""
+
+
+def test_extents_of_packed_pairs_count_their_lanes(tmp_path):
+    # a __half2 pointer is passed as float16 elements: n2 pairs are 2 * n2 of them
+    src = _write(tmp_path, "add2.cu", HALF2_CU)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok, inf.reason
+    n2 = inf.scalars["n2"]
+    assert inf.sizes == {"a": 2 * n2, "out": 2 * n2}
+    assert inf.args[0].dtype == np.float16
+
+
 def test_analysed_extent_beyond_the_loop_bound(tmp_path):
     src = _write(tmp_path, "tail.cpp", SHORT_ALLOC_VNNI)
     inf = infer_inputs(parse_file(src), src)
