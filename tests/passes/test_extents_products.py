@@ -96,7 +96,10 @@ _MINPOOL_PARAMS = ("const float* in, float* out, int N, int H, int W, int C, int
 
 def test_flattened_index_coordinates_have_an_exact_extent():
     ext = _extents(_MINPOOL_IN, _MINPOOL_PARAMS)
-    assert isinstance(ext["in"], str) and ext["out"] == "C * N * OH * OW", ext
+    # idx < 128 (the 2 x 64 launch) and idx < N * OH * OW * C: the smaller of the two
+    assert isinstance(ext["in"], str) and \
+        ext["out"] == "((128) < (C * N * OH * OW) ? (128) : (C * N * OH * OW))", ext
+    assert _c_eval(ext["out"], N=4, OH=8, OW=8, C=3) == 128
     for n_, c_, k_, s_, oh_ in itertools.product((1, 2), (1, 3), (1, 2), (1, 2), (1, 3)):
         hw = (oh_ - 1) * s_ + k_
         sc = dict(N=n_, H=hw, W=hw, C=c_, KH=k_, KW=k_, SH=s_, SW=s_, OH=oh_, OW=oh_)

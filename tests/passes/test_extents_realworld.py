@@ -231,7 +231,8 @@ _WARP_ROWS = """
 def test_early_exit_flag_guards_later_phases_and_warps_split():
     info = _info(_WARP_ROWS, "const float* A, const float* x, float* acc, float* y, int rows, int cols")
     ext = affine.extents(info)
-    assert ext["A"] == "cols * rows"        # row = 8 * bx + warp < rows; lanes stride cols
+    # row = 8 * bx + warp < rows and < 40 (the launch); lanes stride cols
+    assert ext["A"] == "((40 * cols) < (cols * rows) ? (40 * cols) : (cols * rows))"
     assert ext["x"] == "cols"
     assert ext["y"] == "((40) < (rows) ? (40) : (rows))"
 

@@ -264,14 +264,18 @@ def test_corpus_kernels_of_the_fixed_classes_verify(src, stem, tmp_path):
 def test_guarded_row_index_bounds_the_extent_by_rows_times_row_length(tmp_path):
     # in[r * inner + k] with r = b * 32 + t < outer over a 2 x 32 grid: the guard scaled by the
     # row length gives outer * inner (the caller's 50 x 70 buffer), where 64 * inner and
-    # 64 * inner + outer - 64 made the host entry copy past its end
+    # 64 * inner + outer - 64 made the host entry copy past its end; the 64 rows of the grid
+    # bound it too: the smaller of the two
     from passes.analysis import affine
 
     prog = parse_file(DATA / "mean_guarded_rows.cpp")
-    assert affine.extents(affine.analyze(prog)) == {"in": "inner * outer", "out": "outer"}
+    assert affine.extents(affine.analyze(prog)) == {
+        "in": "((64 * inner) < (inner * outer) ? (64 * inner) : (inner * outer))",
+        "out": "((64) < (outer) ? (64) : (outer))"}
     _, out, text = _lower("mean_guarded_rows")
     host = text.split('extern "C"')[1]
-    assert "cnrtMalloc((void **) (&d_in), inner * outer * sizeof(float));" in host
+    assert "cnrtMalloc((void **) (&d_in), ((64 * inner < inner * outer) ? (64 * inner) : " \
+        "(inner * outer)) * sizeof(float));" in host
     assert _task_bind_verified("mean_guarded_rows", tmp_path)
 
 
@@ -329,10 +333,11 @@ def test_heap_buffer_passed_to_a_call_is_left_alone():
 
 def test_early_continue_becomes_an_else_guard_bounding_the_extents(tmp_path):
     # if (i >= n) { done[t] = 1; continue; } rest  ->  if (i >= n) { done[t] = 1; } else { rest }:
-    # x and y are bounded by n (the caller's 200), not by the 256 iterations of the grid
+    # x and y are bounded by n (the caller's 200) and by the 256 iterations of the grid, not
+    # by the grid alone
     _, out, text = _lower("early_exit")
     host = text.split('extern "C"')[1]
-    assert "cnrtMalloc((void **) (&d_x), n * sizeof(float));" in host
+    assert "cnrtMalloc((void **) (&d_x), ((256 < n) ? 256 : n) * sizeof(float));" in host
     assert "continue;" not in text and "else" in text.split('extern "C"')[0]
     assert _task_bind_verified("early_exit", tmp_path)
 

@@ -261,7 +261,9 @@ def max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
             return None
     p = to_poly(acc.index)
     if p is not None:
-        best = _poly_bound(p, acc, True)
+        best = _poly_bound(p, acc, True, both=True)
+        if best is not None and not isinstance(best, Poly):
+            return best                  # min(loop bound, guard bound)
         if best is not None:
             if any(g[0] in ("<", "<=") and to_poly(g[2]) is None
                    for g in _conjuncts(acc.guards)):
@@ -799,8 +801,12 @@ def _poly_ok_text(p: Poly) -> bool:
     return not _loop_keys(p)
 
 
-def _poly_bound(p: Poly, acc: Access, want_max: bool):
-    """Max (min) of ``p`` over the loops of ``acc``, tightened by its guards."""
+def _poly_bound(p: Poly, acc: Access, want_max: bool, both: bool = False):
+    """Max (min) of ``p`` over the loops of ``acc``, tightened by its guards. With ``both``,
+    a maximum from a guard that the loop-only bound cannot be ordered against is returned
+    as the ``min`` node of the two (each holds wherever the access runs): a warp per row,
+    ``A[warp * cols + j]`` under ``warp < rows`` with ``warp = tid / 32 < 8`` under a fixed
+    launch, touches ``min(8, rows) * cols`` elements, not ``rows * cols``."""
     best = poly_max(p, acc.loops, want_max)
     guarded: list = []
     for g in _conjuncts(acc.guards):
@@ -846,7 +852,9 @@ def _poly_bound(p: Poly, acc: Access, want_max: bool):
             if best is None:
                 return g
             picked = _pick(best, g, smaller=want_max)
-            return picked if isinstance(picked, Poly) else g
+            if isinstance(picked, Poly):
+                return picked
+            return picked if both and want_max and not _loop_keys(best) else g
     if guarded and best is not None:
         for g in guarded:
             picked = _pick(best, g, smaller=want_max)
@@ -972,6 +980,13 @@ def _plus_one(e):
     return (e[0], _plus_one(e[1]), _plus_one(e[2]))
 
 
+def _min_terms(e) -> list:
+    """The operands of a nest of ``min`` nodes (``e`` itself when it is not one)."""
+    if isinstance(e, tuple) and e[0] == "min":
+        return _min_terms(e[1]) + _min_terms(e[2])
+    return [e]
+
+
 def _guarded_max(acc: Access, m):
     """``m`` tightened by guards on the whole subscript (``if (row < rows) y[row] = ...``
     after ``if (row >= rows) continue;``): the subscript is below their bound wherever the
@@ -989,8 +1004,10 @@ def _guarded_max(acc: Access, m):
         if m is None:
             m = gb
             continue
-        picked = _pick(m, gb, smaller=True) if isinstance(m, Poly) else ("min", m, gb)
-        m = picked
+        if isinstance(m, Poly):
+            m = _pick(m, gb, smaller=True)
+        elif not any(isinstance(x, Poly) and _sign(x - gb) in (-1, 0) for x in _min_terms(m)):
+            m = ("min", m, gb)          # no term of the min is at most gb already
     return m
 
 
