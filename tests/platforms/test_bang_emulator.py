@@ -248,6 +248,13 @@ __mlu_global__ void nram_overrun(float *out) {
   __bang_write_zero(a + 196600, 64);   // beyond the 768 KiB NRAM of the core
   __memcpy(out, a, 4, NRAM2GDRAM);
 }
+__mlu_global__ void nram_array_overrun(float *out, const float *in) {
+  __nram__ float a[64];
+  __nram__ float b[64];
+  __memcpy(a, in, 2 * sizeof(a), GDRAM2NRAM);   // 128 floats into a[64]: runs into b
+  __memcpy(out, a, sizeof(a), NRAM2GDRAM);
+  __memcpy(out, b, sizeof(b), NRAM2GDRAM);
+}
 __mlu_global__ void uninit(float *out) {
   __nram__ float a[64];
   __memcpy(out, a, sizeof(a), NRAM2GDRAM);   // never written
@@ -496,6 +503,13 @@ def test_out_of_bounds_gdram_write(libs):
 def test_nram_arena_overrun_is_oob(libs):
     r = H.run(libs["bad"], [_k("nram_overrun", np.zeros(4, np.float32))])
     assert r.returncode == 41 and "NRAM" in r.error["message"]
+
+
+def test_operand_past_the_end_of_its_nram_array_is_oob(libs):
+    # inside the core's NRAM, but past the declared array it starts in (C: the pointer leaves
+    # its array); a source doing this reads or clobbers its neighbour
+    r = H.run(libs["bad"], [_k("nram_array_overrun", np.zeros(64, np.float32), rnd(128))])
+    assert r.returncode == 41 and "past the end of the 256-byte NRAM array" in r.error["message"], r.error
 
 
 def test_uninitialised_nram_is_poisoned_in_strict_mode(libs):

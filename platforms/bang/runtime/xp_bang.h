@@ -296,6 +296,9 @@ struct Space {
   int fd = -1;               // memfd holding every slot's arena back to back
   int mapped_slot = -1;      // slot shown in the window
   size_t used = 0;           // bytes placed by sites (same offsets in every slot)
+  // [offset, offset + bytes) of every declaration placed, in placement (= offset) order: an
+  // operand that starts inside one must end inside it (C: a pointer stays in its array)
+  std::vector<std::pair<size_t, size_t>> sites;
   std::vector<char *> views; // canonical view of each slot (created on demand)
   bool warned_cap = false;
 };
@@ -402,6 +405,7 @@ inline void *site(int sp, size_t bytes, size_t align) {
     xp::fail(xp::FAIL_MEMORY, "%s buffers need %zu bytes, more than the emulator's %zu-byte arena", space_name(sp),
              off + bytes, s.reserve);
   s.used = off + bytes;
+  s.sites.emplace_back(off, bytes);
   if (launch_state().active) {  // a kernel-local site executed for the first time
     check_capacity(sp);
     if (xp::fresh_fill() >= 0) fill_slots(sp, off, bytes, (unsigned char)xp::fresh_fill());
@@ -444,6 +448,18 @@ inline void operand(const char *fn, const char *name, const void *p, size_t byte
     if (off + bytes > limit)
       xp::fail(xp::FAIL_OOB, "%s: operand '%s' covers %s bytes [%zu, %zu), beyond the %zu-byte %s of the core",
                fn, name, space_name(sp), off, off + bytes, limit, space_name(sp));
+    // the declared array the operand starts in: it must not run past its end
+    const auto &r = spaces()[sp].sites;
+    auto it = std::upper_bound(r.begin(), r.end(), off,
+                               [](size_t o, const std::pair<size_t, size_t> &x) { return o < x.first; });
+    if (bytes && it != r.begin()) {
+      --it;
+      size_t end = it->first + it->second;
+      if (off < end && off + bytes > end)
+        xp::fail(xp::FAIL_OOB, "%s: operand '%s' covers %s bytes [%zu, %zu), past the end of the %zu-byte %s "
+                 "array declared at [%zu, %zu)", fn, name, space_name(sp), off, off + bytes, it->second,
+                 space_name(sp), it->first, end);
+    }
   }
 }
 }  // namespace xpb
