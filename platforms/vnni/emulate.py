@@ -36,6 +36,17 @@ def host_flags() -> frozenset[str]:
     return frozenset(m.group(1).split()) if m else frozenset()
 
 
+# ISA names of the intrinsic descriptions (Intel's CPUID names) that /proc/cpuinfo spells otherwise
+_CPUINFO_NAMES = {"sse3": "pni", "lzcnt": "abm", "bmi": "bmi1"}
+
+
+def isa_supported(isa) -> bool:
+    """This CPU has every extension of ``isa`` (an intrinsic description's ``isa`` list:
+    ``avx512bf16`` is cpuinfo's ``avx512_bf16``)."""
+    have = {f.replace("_", "").replace(".", "") for f in host_flags()}
+    return all(_CPUINFO_NAMES.get(x, x).replace("_", "").replace(".", "") in have for x in isa)
+
+
 def required_flags(source: str) -> set[str]:
     need: set[str] = set()
     for pattern, flags in _FEATURES:
