@@ -244,3 +244,35 @@ def test_a_read_only_initialised_table_stays_per_thread(tmp_path):
     written = TABLE.replace("buf[i] = x[t * 64 + i]", "stride[0] = 2; buf[i] = x[t * 64 + i]")
     _, _, text = _bind(written, "written", tmp_path, extents="x:192 y:192")
     assert "__xp_b" not in text                        # a written table: one level kept
+
+
+COPIED_SIZES = """
+extern "C" void copied(const float *x, float *y, int M, int N) {
+  int M1 = M;
+  int N1 = N;
+  for (int t = 0; t < 3; ++t) {
+    float buf[256];
+    int m = M1;
+    int n = N1;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j)
+        buf[i * n + j] = x[t * m * n + i * n + j] * 2.0f;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j)
+        y[t * m * n + i * n + j] = buf[(m - 1 - i) * n + j];
+  }
+}
+"""
+
+
+def test_thread_band_counts_over_copied_scalars_are_passed_to_the_kernel(tmp_path):
+    # the (i, j) band's trip counts are written over M and N, which the analysis reads
+    # through m = M1 = M: the kernel takes them as parameters (it did not, and did not build)
+    _, _, text = _bind(COPIED_SIZES, "copied", tmp_path)
+    k = _kernel(text)
+    assert "__shared__ float buf[256];" in k
+    sig = k[k.index("copied_k0("):k.index(")", k.index("copied_k0("))]
+    assert "int M" in sig and "int N" in sig, sig
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(3 * 12 * 20).astype(np.float32)
+    _run_both(COPIED_SIZES, text, "copied", tmp_path, [x, np.zeros(3 * 12 * 20, np.float32), 12, 20])

@@ -680,7 +680,7 @@ class _Planner:
             r.stride = cont or (symbolic and (len(r.loops) > 1 or wide)) or (
                 count is not None and count > MAX_GRID * r.block)
             if self.levels == 2:
-                self._two_level(r)
+                self._two_level(r, scope)
 
     def _reserved(self) -> frozenset:
         """Entry parameters and file-scope names (functions, globals, typedefs)."""
@@ -692,9 +692,11 @@ class _Planner:
                 names.add(e.name)
         return frozenset(names)
 
-    def _two_level(self, r: Region) -> None:
+    def _two_level(self, r: Region, scope) -> None:
         """Give kernel region ``r`` a blocks x threads schedule when one applies (legality of
-        the two-level rewrite: ``loop_bind_blocks.schedule``); else it keeps one level."""
+        the two-level rewrite: ``loop_bind_blocks.schedule``); else it keeps one level. The
+        thread loops' trip counts are written over the names the analysis resolved them to
+        (an entry scalar behind a chain of copies): those become parameters too."""
         import passes.lower.loop_bind.blocks as blocks
         if r.units or r.private:
             self.two_level.append((r.name, "extent-1 loops or privatised arrays around it"))
@@ -713,6 +715,16 @@ class _Planner:
             return
         r.loops = r.loops[:1]            # the inner loop of a fused band is scheduled in the body
         r.block = r.sched.block
+        have = {p[0] for p in r.params}
+        for band in r.sched.thread_loops:
+            for lp in band:
+                for ir in (lp.lo, lp.hi, lp.start):
+                    for n in ir_names(ir, self.info) or ():
+                        if n in scope and n not in have:
+                            r.params.append((n, self._param_type(n, scope[n])))
+                            have.add(n)
+        order = {p.name: k for k, p in enumerate(self.entry.params)}
+        r.params.sort(key=lambda p: (0, order[p[0]]) if p[0] in order else (1, 0))
         if r.sched.scratch_bytes:         # arrays over the shared limit: per-block global slices
             r.params.append(("__xp_scratch", "char *"))
         self.two_level.append((r.name, None))
