@@ -32,6 +32,11 @@ TYPE_BYTES = {
     "bool": 1, "_Bool": 1, "size_t": 8,
 }
 _QUALS = ("const", "volatile", "restrict", "__restrict__", "__restrict")
+# the words of integer types a cast is read through when a pass evaluates or matches integer
+# expressions (the value is assumed to fit, as sources index with them): C's own and the
+# fixed-width typedefs real kernels cast with (``(int64_t) blockIdx.x * blockDim.x``)
+INT_CAST_WORDS = frozenset(("int", "unsigned", "signed", "long", "short", "size_t", "ptrdiff_t",
+                            "int32_t", "uint32_t", "int64_t", "uint64_t"))
 
 
 @dataclass

@@ -65,7 +65,7 @@ _GEN = c_generator.CGenerator()
 
 
 # ------------------------------------------------------------------------------ matching
-_INT_WORDS = ("int", "unsigned", "signed", "long")
+_INT_WORDS = canon.INT_CAST_WORDS
 
 
 def _strip_int_casts(e):

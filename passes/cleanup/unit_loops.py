@@ -63,8 +63,7 @@ def const_int(e, names: dict | None = None) -> int | None:
         case c_ast.Cast(to_type=tt, expr=x):
             words = canon.type_words(tt.type)
             if isinstance(tt.type, c_ast.TypeDecl) and words and \
-                    all(w in ("int", "unsigned", "signed", "long", "short", "size_t")
-                        for w in words):
+                    all(w in canon.INT_CAST_WORDS for w in words):
                 return const_int(x, names)
             return None
         case c_ast.UnaryOp(op="-", expr=x):

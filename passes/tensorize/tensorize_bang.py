@@ -9,6 +9,14 @@ Summary
     NRAM references (``__nram__`` arrays, or pointers initialised from them and never
     reassigned) with unit stride in ``v``; ``value`` a loop-invariant float/int expression.
     The loop becomes ``if (HI > LO) __bang_X(d + c0 + LO, ..., HI - LO);``.
+    A right-hand side no single description matches is split into a chain of at most
+    ``MAX_CHAIN`` instructions: one operand of an instruction may be a sub-expression that the
+    earlier instructions computed into the destination slice, in place (``d = x * s + b``
+    -> ``__bang_mul_scalar(d, x, s, n); __bang_add_scalar(d, d, b, n);``). Float temporaries
+    of the body (``float t = e;``) are substituted first. An operand read after the first
+    instruction must not overlap the destination: a different array or a pool region
+    task_bind proved disjoint needs nothing; otherwise the chain runs under the run-time test
+    ``(L + n <= D || D + n <= L)`` with the original loop as the else branch.
     A loop ``acc += p[v + c]`` (``acc`` a float scalar, ``p`` NRAM float, constant trip count
     ``K`` with ``K * 4`` a multiple of 128 as ``__bang_reduce_sum`` requires) becomes
     ``__bang_reduce_sum(scratch, p + c + LO, K)`` (one sum per 128-byte chunk, in the chunk's
@@ -30,6 +38,8 @@ Options
 Example
     ``for (long long t = b; t < b + c; ++t) { int i = (int) t; o[i - w] = x[i - w] + y[i - w]; }``
     -> ``if (b + c > b) __bang_add(o + (b - w), x + (b - w), y + (b - w), (unsigned int) (b + c - b));``
+    ``for (i = 0; i < n; ++i) { float v = x[i] * s; o[i] = v + b; }`` (``o``, ``x`` distinct
+    NRAM arrays) -> ``if (n > 0) { __bang_mul_scalar(o, x, s, n); __bang_add_scalar(o, o, b, n); }``
 """
 from __future__ import annotations
 
@@ -49,6 +59,8 @@ from passes.base import Option, PassInfo, register
 
 NAME = "tensorize_bang"
 SCRATCH_LIMIT = 64 * 1024
+MAX_CHAIN = 8            # instructions for one loop's expression tree
+SHAPE_OPERANDS = {"vec_binary": ("src0", "src1"), "vec_scalar": ("src",), "vec_unary": ("src",)}
 RED_NAME = "__xp_red"
 _INT_TYPES = {"int", "long", "short", "char", "unsigned", "signed", "size_t", "int32_t",
               "int64_t", "uint32_t", "uint64_t"}
@@ -78,10 +90,12 @@ def _is_ptr(t) -> bool:
 class _Func:
     """Facts about one device function: NRAM pointers, declared types, assigned names."""
 
-    def __init__(self, fdef: c_ast.FuncDef, nram_arrays: dict):
+    def __init__(self, fdef: c_ast.FuncDef, nram_arrays: dict, regions: frozenset = frozenset()):
         self.types: dict[str, c_ast.Node] = {}
         self.assigned: dict[str, int] = {}
         self.nram: dict[str, list] = dict(nram_arrays)        # name -> element type names
+        self.arrays = set(nram_arrays)                         # declared NRAM arrays
+        self.root: dict[str, str] = {}                         # NRAM pointer -> its array
         fdef_self = self
 
         class V(c_ast.NodeVisitor):
@@ -113,6 +127,22 @@ class _Func:
             if isinstance(d.type, c_ast.PtrDecl) and d.init is not None and \
                     not self.assigned.get(d.name) and _root(d.init) in self.nram:
                 self.nram[d.name] = _names(d.type)
+                base = _root(d.init)
+                self.root[d.name] = self.root.get(base, base)
+        for name in regions & set(self.nram):
+            # a region of task_bind's pool no other of its buffers overlaps: its own array
+            self.root[name] = name
+            self.arrays.add(name)
+
+    def disjoint(self, a: str, b: str) -> bool:
+        """NRAM pointers ``a`` and ``b`` point into two different declared arrays."""
+        ra, rb = self.root.get(a, a), self.root.get(b, b)
+        return ra != rb and ra in self.arrays and rb in self.arrays
+
+
+def _subst(node, values: dict):
+    return canon.rebuild(node, lambda n: copy.deepcopy(values[n.name])
+                         if isinstance(n, c_ast.ID) and n.name in values else None)
 
 
 def _root(e) -> str | None:
@@ -177,11 +207,28 @@ class _Loop:
         if not inc:
             return
         items = n.stmt.block_items or [] if isinstance(n.stmt, c_ast.Compound) else [n.stmt]
+        # a plain block last in the body (the GPU lift's loop body after its index
+        # declaration) ends with the body: its statements are the body's, unless it
+        # redeclares a name declared before it
+        while items and isinstance(items[-1], c_ast.Compound):
+            inner = list(items[-1].block_items or [])
+            if {x.name for x in inner if isinstance(x, c_ast.Decl)} & \
+                    {x.name for x in items[:-1] if isinstance(x, c_ast.Decl)}:
+                break
+            items = list(items[:-1]) + inner
         self.env = {self.var: affine.Poly.sym("s:__xp_v")}
         self.locals = {self.var}
         k = 0
+        values: dict = {}           # float temporaries: their (cast) initialisers
         while k < len(items) and isinstance(items[k], c_ast.Decl):
             d = items[k]
+            if d.init is not None and _names(d.type) == ["float"] and not _is_ptr(d.type) and \
+                    not isinstance(d.init, c_ast.InitList):
+                values[d.name] = _subst(c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+                    None, [], None, c_ast.IdentifierType(["float"]))), d.init), values)
+                self.locals.add(d.name)
+                k += 1
+                continue
             if d.init is None or not set(_names(d.type)) <= _INT_TYPES or _is_ptr(d.type):
                 return
             p = _lin(d.init, self.env)
@@ -193,6 +240,14 @@ class _Loop:
         if len(items) != k + 1 or not isinstance(items[k], c_ast.Assignment):
             return
         self.stmt = items[k]
+        if values:
+            # a temporary is its value: the statement reads it only (the body is the
+            # declarations and this one assignment)
+            if canon.ids_in(self.stmt.lvalue) & set(values) or \
+                    (isinstance(self.stmt.lvalue, c_ast.ID) and self.stmt.lvalue.name in values):
+                return
+            self.stmt = c_ast.Assignment(self.stmt.op, self.stmt.lvalue,
+                                         _subst(self.stmt.rvalue, values))
         self.ok = True
 
 
@@ -227,7 +282,8 @@ class _Rewriter:
 
     # -- traversal -----------------------------------------------------------------------
     def function(self, fdef, nram_arrays):
-        facts = _Func(fdef, nram_arrays)
+        regions = frozenset(self.program.facts.get("task_bind", {}).get("nram_buffers", ()))
+        facts = _Func(fdef, nram_arrays, regions)
         self._walk(fdef.body, facts)
 
     def _walk(self, node, facts):
@@ -329,43 +385,95 @@ class _Rewriter:
         return ok and me is not None
 
     def _elementwise(self, n, lp, st, facts):
+        """One instruction for ``d[v] = F(..)``, or a chain of them for an expression tree
+        whose every node is one description with at most one operand computed by the nodes
+        below it: the chain runs innermost first, each result written to the destination
+        slice and read back in place by the next instruction (element-wise operands may
+        overlap). The rounding is the source's: each instruction rounds to float where the
+        source's float operation does (``#pragma fp-contract=off`` sources round each one).
+        An operand read after the first instruction must not be the destination: another NRAM
+        array, or a pointer tested at run time not to overlap it (else the original loop)."""
         dst = self._ref(st.lvalue, lp, facts)
         if dst is None:
             return None
-        for pat in self.patterns:
-            binds: dict = {}
-            refs: dict = {}
+        steps = self._steps(st.rvalue, lp, facts, 0)
+        if steps is None:
+            return None
+        dkey = (dst[0], dst[1].c_text())
+        lo, hi = self.gen.visit(lp.lo), self.gen.visit(lp.hi)
+        count = f"(unsigned int) (({hi}) - ({lo}))"
+        dptr = self._ptr(dst, lp)
+        calls, overlaps = [], []
+        for k, (pat, binds, refs) in enumerate(steps):
+            leaves = [binds[x] for x in SHAPE_OPERANDS[pat.shape] if binds[x][0] != ""]
+            for key in leaves:
+                if key[0] == dst[0] and (k > 0 or key != dkey):
+                    return None     # the destination read shifted, or after it was rewritten
+                if k > 0 and not facts.disjoint(key[0], dst[0]):
+                    test = (f"(({self._ptr(refs[key], lp)}) + ({count}) <= ({dptr}) || "
+                            f"({dptr}) + ({count}) <= ({self._ptr(refs[key], lp)}))")
+                    if test not in overlaps:
+                        overlaps.append(test)
+            args = [dptr] + [dptr if binds[x][0] == "" else self._ptr(refs[binds[x]], lp)
+                             for x in SHAPE_OPERANDS[pat.shape]]
+            if pat.shape == "vec_scalar":
+                args.append(f"(float) ({self.gen.visit(binds['value'])})")
+            calls.append(f"{pat.name}({', '.join(args)}, {count});")
+        body = " ".join(calls)
+        if overlaps:
+            new = _parse_stmt(f"if (({hi}) > ({lo})) {{ if ({' && '.join(overlaps)}) {{ {body} }} "
+                              f"else ; }}")
+            if new is not None:
+                new.iftrue.block_items[0].iffalse = copy.deepcopy(n)
+        else:
+            new = _parse_stmt(f"if (({hi}) > ({lo})) {{ {body} }}" if len(calls) > 1 else
+                              f"if (({hi}) > ({lo})) {body}")
+        if new is not None:
+            for pat, _, _ in steps:
+                self.count[pat.name] = self.count.get(pat.name, 0) + 1
+        return new
 
-            def operand(name, node, refs=refs):
-                r = self._ref(node, lp, facts)
-                if r is None:
-                    return None
-                key = (r[0], r[1].c_text())
-                refs[key] = r
-                return key
+    def _steps(self, expr, lp, facts, depth: int):
+        """The instructions computing ``expr`` element-wise, innermost first: a list of
+        (pattern, bindings, references), or None. One instruction over references is
+        preferred; otherwise an operand may be a sub-expression (not loop-invariant) computed
+        by the steps before."""
+        if depth >= MAX_CHAIN:
+            return None
+        for nested in (False, True):
+            for pat in self.patterns:
+                binds: dict = {}
+                refs: dict = {}
+                inner: dict = {}
 
-            if not match(pat.rhs, st.rvalue, binds, operand, lambda x: self._invariant(x, lp, facts)):
-                continue
-            dkey = (dst[0], dst[1].c_text())
-            srcs = [binds[k] for k in ("src0", "src1", "src") if k in binds]
-            if any(s[0] == dst[0] and s != dkey for s in srcs):
-                continue                      # shifted in-place update: not element-wise
-            args = [self._ptr(dst, lp)]
-            for name in {"vec_binary": ("src0", "src1"), "vec_scalar": ("src",),
-                         "vec_unary": ("src",)}[pat.shape]:
-                if name not in binds:
-                    break
-                args.append(self._ptr(refs[binds[name]], lp))
-            else:
-                if pat.shape == "vec_scalar":
-                    args.append(f"(float) ({self.gen.visit(binds['value'])})")
-                lo, hi = self.gen.visit(lp.lo), self.gen.visit(lp.hi)
-                count = f"(unsigned int) (({hi}) - ({lo}))"
-                text = f"if (({hi}) > ({lo})) {pat.name}({', '.join(args)}, {count});"
-                new = _parse_stmt(text)
-                if new is not None:
-                    self.count[pat.name] = self.count.get(pat.name, 0) + 1
-                return new
+                def operand(name, node, refs=refs, inner=inner, nested=nested):
+                    while isinstance(node, c_ast.Cast) and _names(node.to_type) == ["float"] \
+                            and not _is_ptr(node.to_type.type):
+                        node = node.expr          # identity cast in a float loop
+                    r = self._ref(node, lp, facts)
+                    if r is not None:
+                        key = (r[0], r[1].c_text())
+                        refs[key] = r
+                        return key
+                    if not nested or self._invariant(node, lp, facts):
+                        return None
+                    key = ("", self.gen.visit(node))
+                    inner[key] = node
+                    return key
+
+                if not match(pat.rhs, expr, binds, operand,
+                             lambda x: self._invariant(x, lp, facts)):
+                    continue
+                if any(x not in binds for x in SHAPE_OPERANDS[pat.shape]):
+                    continue
+                computed = {binds[x] for x in SHAPE_OPERANDS[pat.shape] if binds[x][0] == ""}
+                if not computed:
+                    return [(pat, binds, refs)]
+                if len(computed) > 1:
+                    continue
+                below = self._steps(inner[computed.pop()], lp, facts, depth + 1)
+                if below is not None:
+                    return below + [(pat, binds, refs)]
         return None
 
     def _ptr(self, ref, lp) -> str:

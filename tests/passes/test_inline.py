@@ -370,3 +370,55 @@ def test_value_helper_returns_it_cannot_place_stay_refused(helper, why):
         run_pass("inline", prog)
     d = exc.value.diagnostics[0]
     assert d.code == "XP-INLINE-003" and why in d.message
+
+
+FOLDED_CONSTEXPR = r"""
+static inline float cast_f(float x) {
+  {
+    return x;
+  }
+}
+static inline int twice_i(int a) {
+  int t = a + a;
+  {
+    int u = t + 1;
+    {
+      return u - 1;
+    }
+  }
+}
+static inline int shadowing(int a) {
+  int t = a * 3;
+  {
+    int t = a + 1;
+    return t;
+  }
+}
+extern "C" void k(const float *x, float *out, int *y, int n) {
+  for (int i = 0; i < n; ++i) {
+    out[i] = cast_f(x[i]) * 2.0f;
+    y[i] = twice_i(i) + shadowing(i);
+  }
+}
+"""
+
+
+def test_a_return_last_in_blocks_that_end_the_body_is_last(tmp_path):
+    """A folded ``if constexpr`` chain leaves its branch as a plain block ending the helper
+    (``{ { return x; } }``, ggml_cuda_cast): opened into the body, the return is last and the
+    helper inlines. A block declaring a name the body already declares stays a block (a
+    return inside it keeps that helper out)."""
+    prog = parse_source(FOLDED_CONSTEXPR, "vnni", "f.cpp")
+    out = run_pass("inline", prog)
+    body = _emit(out).split('extern "C"')[1]
+    assert "cast_f(" not in body and "twice_i(" not in body
+    assert "shadowing(" in body                       # int t redeclared: not opened
+    n = 9
+    x = np.arange(n, dtype=np.float32) - 3
+    want = [x, np.zeros(n, np.float32), np.zeros(n, np.int32), n]
+    got = copy.deepcopy(want)
+    run_kernel("a.cpp", args=want, source=FOLDED_CONSTEXPR, program=prog)
+    run_kernel("b.cpp", args=got, source=_emit(out), program=out)
+    for a, b in zip(want[1:3], got[1:3]):
+        np.testing.assert_array_equal(a, b)
+    assert list(want[2]) == [2 * i + i + 1 for i in range(n)]

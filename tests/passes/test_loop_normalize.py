@@ -159,3 +159,25 @@ def test_symbolic_extent_that_may_be_zero_guards_the_loop(g):
     body = _body(out)
     assert "bx" not in body and "(((unsigned int) 0) < ((unsigned int) g)) ? n : 0" in body, body
     _same(src, out, _args(29) + [g])
+
+
+def test_fixed_width_integer_casts_are_read_as_their_value():
+    """ggml's ``int64_t tid = (int64_t) blockIdx.x * (int64_t) blockDim.x + (int64_t)
+    threadIdx.x`` with a stride over a symbolic grid: the int64_t casts are read through, as
+    the (int) / (unsigned) ones are, and the nest becomes one counted loop."""
+    src = _prog(r"""
+#include <stdint.h>
+extern "C" void k(const float *x, float *out, int n) {
+  for (unsigned int xp_bx = 0; xp_bx < ((unsigned int) ((n + 255) / 256)); ++xp_bx)
+    for (unsigned int xp_tx = 0; xp_tx < 256u; ++xp_tx)
+      for (int64_t i = (int64_t) (((int64_t) xp_bx) * ((int64_t) 256u) + ((int64_t) xp_tx));
+           i < ((int64_t) n);
+           i += (int64_t) (((int64_t) 256u) * ((int64_t) ((unsigned int) ((n + 255) / 256)))))
+        out[i] = x[i] * 2.0f;
+}
+""")
+    out = run_pass("loop_normalize", src)
+    body = _body(out)
+    assert "xp_bx" not in body and "xp_tx" not in body and "++i" in body
+    for n in (1, 300, 600):
+        _same(src, out, _args(n))

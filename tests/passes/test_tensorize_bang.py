@@ -67,6 +67,42 @@ def test_relu_matches_but_sigmoid_does_not():
     assert "expf(" in text and "sigmoid" not in text          # the sigmoid loop stays scalar
 
 
+def test_expression_trees_become_chains_in_the_destination():
+    """``x * a + b``, ``a * x + y`` and relu of ``(x + y) * 0.5f`` through a float temporary:
+    one instruction per operation, each result left in the destination slice for the next
+    (task_bind's staging buffers are disjoint regions: no overlap test). A destination read
+    again after the first instruction rewrote it stays a scalar loop."""
+    out, text = _tensorize("chains")
+    assert out.facts["tensorize_bang"]["intrinsics"] == {
+        "__bang_active_relu": 1, "__bang_add": 2, "__bang_add_scalar": 1, "__bang_mul_scalar": 3}
+    ss = "__xp_ss_n + -__xp_w0_ss + __xp_b"
+    assert f"__bang_mul_scalar({ss}, __xp_x_n + -__xp_w0_x + __xp_b, (float) a, " in text
+    assert f"__bang_add_scalar({ss}, {ss}, (float) b, " in text
+    rs = "__xp_rs_n + -__xp_w0_rs + __xp_b"
+    assert f"__bang_mul_scalar({rs}, {rs}, (float) 0.5f, " in text
+    assert f"__bang_active_relu({rs}, {rs}, " in text
+    k3 = text[text.index("chains_kernel_k3("):]
+    assert "__bang_" not in k3.split("extern")[0]
+    assert "<=" not in text.split("chains_kernel_k3(")[0].split("chains_kernel_k1(")[1]
+
+
+def test_an_operand_read_after_the_first_instruction_is_tested_for_overlap():
+    """Without task_bind's regions (pointers into one pool the pass cannot separate), ``d =
+    a * x + y`` is guarded: the chain runs when y's slice does not overlap d's, the original
+    loop otherwise."""
+    import dataclasses
+
+    prog = _bang("chains")
+    facts = dict(prog.facts)
+    facts["task_bind"] = {k: v for k, v in facts["task_bind"].items() if k != "nram_buffers"}
+    out = run_pass("tensorize_bang", dataclasses.replace(prog, facts=facts))
+    text = platforms.module("bang", "backend").emit(out)
+    k1 = text[text.index("chains_kernel_k1("):text.index("chains_kernel_k2(")]
+    assert "__xp_y_n + -__xp_w0_y + __xp_b + ((unsigned int) (__xp_b + __xp_c - __xp_b)) <= " \
+           "__xp_axpy_n + -__xp_w0_axpy + __xp_b ||" in k1
+    assert "else\n" in k1 and "__xp_axpy_n[i - __xp_w0_axpy] = a * __xp_x_n[" in k1
+
+
 def test_nothing_to_match_is_not_applicable():
     from passes.base import apply_pass
 
@@ -96,7 +132,7 @@ def _translate(name: str, tmp_path):
     return translate(str(DATA / f"{name}.cpp"), "bang", str(tmp_path / f"{name}.mlu"))
 
 
-@pytest.mark.parametrize("name", ["add", "rowsum128"])
+@pytest.mark.parametrize("name", ["add", "rowsum128", "chains"])
 def test_strict_mode_round_trip(name, tmp_path):
     rep = _translate(name, tmp_path)
     assert rep.status == "verified", [s.to_json() for s in rep.steps]

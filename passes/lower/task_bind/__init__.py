@@ -250,7 +250,8 @@ class _Lowering:
         self.info = the_plan.info
         self.params = {p.name: p for p in program.entry.params}
         self.kernels: list[str] = []
-        self.stats = {"kernels": 0, "staged": [], "direct": [], "tasks": clusters * cores}
+        self.stats = {"kernels": 0, "staged": [], "direct": [], "tasks": clusters * cores,
+                      "nram_buffers": set()}
         self.gen = _generator(program)
         # host arrays device code uses (device temporaries): GDRAM buffers of the same size,
         # filled from the host array before the first launch; a ``static`` array's values
@@ -443,6 +444,7 @@ class _Lowering:
                     f"({_poly_text(b.beta)})) + 127) / 128 * 128 + 128")
             texts.append(size)
             lines.append(f"{et} *__xp_{n}_n = ({et} *) ({POOL_NAME} + {off});")
+            self.stats["nram_buffers"].add(f"__xp_{n}_n")
             lines.append(f"const long long __xp_o_{n} = {off} + {size};")
             off = f"__xp_o_{n}"
         ext = {n: str(arrays[n][2]) if n in arrays else str(self.plan.sizes[n]) for n in order}
@@ -959,7 +961,9 @@ def task_bind(program, *, clusters: int = 4, cores: int = 4, profile: str = "", 
     facts = dict(out.facts)
     facts["task_bind"] = {"tasks": clusters * cores, "kernels": low.stats["kernels"],
                           "staged": low.stats["staged"], "direct": low.stats["direct"],
-                          "pool_bytes": low.pool if pool else 0, "profile": low.prof["name"]}
+                          "pool_bytes": low.pool if pool else 0, "profile": low.prof["name"],
+                          # the pool's staging buffers: each kernel's are disjoint regions of it
+                          "nram_buffers": sorted(low.stats["nram_buffers"])}
     return replace(out, facts=facts)
 
 
