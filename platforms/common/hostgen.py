@@ -33,16 +33,17 @@ class GpuRuntime:
     d2h: str
     free: str
     sync: str
+    d2d: str
 
 
 CUDA_RUNTIME = GpuRuntime(("#include <cuda_runtime.h>", "#include <stdint.h>"),
                           "#include <cuda_fp16.h>", "cudaMalloc", "cudaMemcpy",
                           "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost", "cudaFree",
-                          "cudaDeviceSynchronize")
+                          "cudaDeviceSynchronize", "cudaMemcpyDeviceToDevice")
 HIP_RUNTIME = GpuRuntime(("#include <hip/hip_runtime.h>", "#include <stdint.h>"),
                          "#include <hip/hip_fp16.h>", "hipMalloc", "hipMemcpy",
                          "hipMemcpyHostToDevice", "hipMemcpyDeviceToHost", "hipFree",
-                         "hipDeviceSynchronize")
+                         "hipDeviceSynchronize", "hipMemcpyDeviceToDevice")
 
 
 def element_type(param: Param) -> str:

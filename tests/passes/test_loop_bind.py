@@ -17,7 +17,7 @@ from xpiler.parse import parse_file, parse_source
 
 DATA = Path(__file__).parent / "data"
 VERIFIED = ["add", "rowsum", "softmax", "transpose_lifted", "phases", "timesteps", "conv2d", "gemm",
-            "scratch", "batch_alias", "byte_view"]
+            "scratch", "batch_alias", "byte_view", "device_copy"]
 
 
 def _lower(name: str, to: str = "cuda", **opts):
@@ -229,6 +229,19 @@ def test_scratch_and_byte_views_verified_on_the_virtual_device(name, tmp_path):
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     last = [s for s in rep.steps if s.name != "host_heap"][-1]        # host_heap: the finish stage
     assert last.name == "loop_bind" and last.status == "verified"
+
+
+@pytest.mark.parametrize("to,api", [("cuda", "cudaMemcpy"), ("hip", "hipMemcpy")])
+def test_a_copy_between_device_buffers_stays_a_copy(to, api, tmp_path):
+    _, out, text = _lower("device_copy", to=to)
+    host = text.split('extern "C"')[1]
+    assert len(out.kernels) == 2 and "<<<dim3(1), dim3(1)>>>" not in text
+    kind = f"{api}DeviceToDevice"
+    assert f"{api}((uint32_t *) __xp_d_u, (float *) __xp_d_t, 16 * sizeof(uint32_t), {kind});" in host
+    assert f"{api}(d_sum, ((float *) __xp_d_t) + 8, 8 * sizeof(float), {kind});" in host
+    if to == "cuda":
+        rep, _ = _translate("device_copy", to, tmp_path)
+        assert rep.status == "verified", [s.to_json() for s in rep.steps]
 
 
 def test_privatised_scratch_is_declared_per_thread():

@@ -8,8 +8,11 @@ Summary
     count alone would not fill the GPU - bound to ``blockIdx.x * blockDim.x + threadIdx.x``;
     inner loops stay sequential inside the kernel. A sequential loop that contains parallel
     loops stays on the host and launches their kernels in each iteration. Statements that
-    touch no pointer parameter stay on the host; others (between nests) become one
-    single-thread kernel. ``#pragma omp`` lines are dropped. The host entry keeps the entry's
+    touch no pointer parameter stay on the host; a ``memcpy`` between device buffers (pointer
+    parameters, host arrays that become scratch buffers) whose byte count the host can
+    evaluate becomes a device-to-device ``cudaMemcpy`` / ``hipMemcpy`` (copies stay copies);
+    other statements (between nests) become one single-thread kernel. ``#pragma omp`` lines
+    are dropped. The host entry keeps the entry's
     name and parameter list and is produced by the target back-end's ``emit_host_entry``
     (``platforms/common/hostgen.py``): device buffers sized by ``affine.extents``, every
     buffer copied in, the launches, outputs copied back, buffers freed.
@@ -133,9 +136,9 @@ class BindError(Exception):
 # ------------------------------------------------------------------------------ plan
 @dataclass
 class Region:
-    kind: str                           # host | kernel | single | hostloop | hostif
-    stmts: list                         # original statements (host / single / hostloop: [For];
-                                        # hostif: [If])
+    kind: str                           # host | kernel | single | copy | hostloop | hostif
+    stmts: list                         # original statements (host / single / copy: [memcpy];
+                                        # hostloop: [For]; hostif: [If])
     loops: list = field(default_factory=list)      # kernel: bound LoopInfo (1 or 2)
     units: list = field(default_factory=list)      # kernel: extent-1 loops around them
     private: dict = field(default_factory=dict)    # kernel: arrays each thread gets a copy of
@@ -541,8 +544,47 @@ class _Planner:
                 return Region("hostif", [s], inner=then, orelse=orelse)
             self.kernels = before
         if self._touches(s):
+            if self._device_copy(s, scope) is not None:
+                return Region("copy", [s])
             return Region("single", [s])
         return Region("host", [s])
+
+    def _device_copy(self, s, scope):
+        """``memcpy(D, S, n)`` whose buffers are both device-resident (pointer parameters,
+        host arrays that become scratch buffers, rebased pointer locals; plus host-visible
+        offsets) and whose byte count the host can evaluate: a device-to-device copy, not a
+        single-thread kernel (copies stay copies). (dst, src, count) nodes, else None."""
+        if not (isinstance(s, c_ast.FuncCall) and isinstance(s.name, c_ast.ID) and
+                s.name.name == "memcpy" and s.args is not None and len(s.args.exprs) == 3):
+            return None
+        dst, src, count = s.args.exprs
+        if not self._host_condition(count, scope):
+            return None
+        if self._device_operand(dst, scope) is None or self._device_operand(src, scope) is None:
+            return None
+        return dst, src, count
+
+    def _device_operand(self, e, scope):
+        """(base name, [host-visible offsets]) of a copy operand ``(T *) B + k``, else None."""
+        offsets = []
+        while True:
+            if isinstance(e, c_ast.Cast):
+                e = e.expr
+            elif isinstance(e, c_ast.BinaryOp) and e.op == "+" and \
+                    self._host_condition(e.right, scope):
+                offsets.append(e.right)
+                e = e.left
+            else:
+                break
+        if not isinstance(e, c_ast.ID):
+            return None
+        decl = scope.get(e.name, False)
+        if decl is None and e.name in self.pointer_params:
+            return e.name, offsets
+        if isinstance(decl, c_ast.Decl) and isinstance(decl.type, (c_ast.ArrayDecl,
+                                                                    c_ast.PtrDecl)):
+            return e.name, offsets
+        return None
 
     def _host_condition(self, cond, scope) -> bool:
         """``cond`` reads no device data, changes nothing and names only host-visible
@@ -629,7 +671,9 @@ class _Planner:
             if name in r.private:
                 continue                     # declared in the kernel, one copy per thread
             if decl is not None and isinstance(decl.type, c_ast.ArrayDecl):
-                why = _scratch_refusal(decl, r.stmts)
+                # a copy's byte count (sizeof(array)) is evaluated on the host
+                why = _scratch_refusal(decl, r.stmts if r.kind != "copy"
+                                       else r.stmts[0].args.exprs[:2])
                 if why is not None:
                     raise BindError("XP-BIND-005", f"host array '{name}' is used in device "
                                     f"code and cannot become a device buffer: {why}", decl)
@@ -649,6 +693,8 @@ class _Planner:
                 raise BindError("XP-BIND-003", f"'{name}' is assigned in device code but lives "
                                 "on the host", r.stmts[0], scalar=name)
             r.params.append((name, self._param_type(name, decl)))
+        if r.kind == "copy":
+            return                           # no kernel: the host copies between device buffers
         if r.kind == "kernel":
             # what a lowering may still pass (task_bind's staged windows name the values the
             # analysis resolved copies to, e.g. a host loop variable)
@@ -1446,6 +1492,8 @@ def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt
             other = c_ast.Compound(_lower_regions(r.orelse, info, kernels, counter, scratch, rt,
                                                   aliases)) if node.iffalse is not None else None
             out.append(c_ast.If(node.cond, then, other))
+        elif r.kind == "copy":
+            out.append(_device_copy_stmt(r.stmts[0], info, scratch, aliases, rt))
         else:
             kernels.append(_kernel_def(r, info, None))
             out += _launch_stmts(r, info, counter[0], scratch, aliases, rt)
@@ -1456,6 +1504,30 @@ def _lower_regions(regions, info, kernels: list, counter: list, scratch=None, rt
     for d in reversed(mine):
         out += _scratch_release(d, rt)
     return out
+
+
+def _device_copy_stmt(call, info, scratch, aliases, rt):
+    """``memcpy(D, S, n)`` of a copy region -> ``cudaMemcpy(d_D, d_S, n, DeviceToDevice)``
+    (legality: ``_Planner._device_copy``)."""
+    def device(e):
+        e = copy.deepcopy(e)
+        canon.strip_coords(e)
+        node, parent = e, None
+        while not isinstance(node, c_ast.ID):
+            parent, node = node, node.expr if isinstance(node, c_ast.Cast) else node.left
+        dev = device_value(node.name, None, info, scratch, aliases)
+        if parent is None:
+            return dev
+        if isinstance(parent, c_ast.Cast):
+            parent.expr = dev
+        else:
+            parent.left = dev
+        return e
+
+    dst, src, count = call.args.exprs
+    count = clean(count)
+    return c_ast.FuncCall(c_ast.ID(rt.memcpy), c_ast.ExprList(
+        [device(dst), device(src), count, c_ast.ID(rt.d2d)]))
 
 
 def _walk(n):
