@@ -366,3 +366,16 @@ def test_heap_buffer_left_in_host_code_is_refused():
         run_pass("task_bind", prog)
     d = exc.value.diagnostics[0]
     assert d.code == "XP-TASK-BIND-006" and "heap buffer 'tmp'" in d.message
+
+
+def test_a_copy_between_device_buffers_runs_in_one_task(tmp_path):
+    # loop_bind turns this memcpy into a device-to-device copy; task_bind keeps it a
+    # single-task region (a plan made for loop_bind's copies must not reach task_bind)
+    from xpiler.translate import translate
+
+    src = Path(__file__).parent / "data" / "device_copy.cpp"
+    out = run_pass("task_bind", parse_file(src))
+    text = platforms.module("bang", "backend").emit(out)
+    assert "if (taskId != 0)" in text and "memcpy(u, t, 16 * sizeof(uint32_t));" in text
+    rep = translate(str(src), "bang", str(tmp_path / "device_copy.mlu"))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]

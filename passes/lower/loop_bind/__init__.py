@@ -172,17 +172,20 @@ def _diag(program, code: str, message: str, node=None) -> Diagnostic:
 
 
 def plan(program, block: int = 256, extents: dict | None = None, levels: int = 1,
-         shared_limit: int = 0) -> tuple[Plan | None, list[Diagnostic]]:
+         shared_limit: int = 0, device_copies: bool = False) -> tuple[Plan | None, list[Diagnostic]]:
     """The lowering plan, or None with the diagnostics that refuse it (legality). With
     ``levels=2`` kernel regions get a two-level schedule (``loop_bind_blocks``) where one
-    applies within ``shared_limit`` bytes of shared memory per block."""
+    applies within ``shared_limit`` bytes of shared memory per block. With ``device_copies``
+    a ``memcpy`` between device buffers is a ``copy`` region (the caller emits the runtime's
+    device-to-device copy), else a single-thread region."""
     try:
-        return _plan_promoting(program, block, extents, levels, shared_limit), []
+        return _plan_promoting(program, block, extents, levels, shared_limit,
+                               device_copies), []
     except BindError as exc:
         return None, [_diag(program, exc.code, exc.message, exc.node)]
 
 
-def _plan_promoting(program, block, extents, levels, shared_limit) -> Plan:
+def _plan_promoting(program, block, extents, levels, shared_limit, device_copies) -> Plan:
     """``_plan`` of the program with ``sizeof`` of local arrays folded; a host scalar that
     device code computes (a reduction's result read by later device statements) becomes a
     one-element array, which device code reaches as a buffer, and the plan is made again."""
@@ -190,7 +193,7 @@ def _plan_promoting(program, block, extents, levels, shared_limit) -> Plan:
     promoted: list[str] = []
     while True:
         try:
-            the_plan = _plan(program, block, extents, levels, shared_limit)
+            the_plan = _plan(program, block, extents, levels, shared_limit, device_copies)
             the_plan.program = program
             return the_plan
         except BindError as exc:
@@ -248,7 +251,7 @@ def _with_parents(node, parent=None):
 
 
 def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
-          shared_limit: int = 0) -> Plan:
+          shared_limit: int = 0, device_copies: bool = False) -> Plan:
     if not 1 <= block <= 1024:
         raise BindError("XP-BIND-004", f"block={block}: CUDA/HIP blocks hold 1..1024 threads")
     if levels not in (1, 2):
@@ -294,7 +297,7 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
             raise BindError("XP-BIND-002", f"the number of elements of '{name}' the program "
                             "accesses is not computable (non-affine subscript or bound)",
                             acc.node if acc else None)
-    builder = _Planner(program, info, block, levels, shared_limit)
+    builder = _Planner(program, info, block, levels, shared_limit, device_copies)
     params = [p.name for p in program.entry.params]
     regions = builder.partition(list(info.function.body.block_items or []),
                                 {n: None for n in params})
@@ -431,8 +434,9 @@ def _names(stmts) -> _Names:
 
 class _Planner:
     def __init__(self, program, info: affine.NestInfo, block: int, levels: int = 1,
-                 shared_limit: int = 0):
+                 shared_limit: int = 0, device_copies: bool = False):
         self.program, self.info, self.block = program, info, block
+        self.device_copies = device_copies
         self.levels, self.shared_limit = levels, shared_limit
         # file-scope names and named constants a host condition may read
         self.globals_ = set(canon.file_scope_decls(program.ast)) | \
@@ -544,7 +548,7 @@ class _Planner:
                 return Region("hostif", [s], inner=then, orelse=orelse)
             self.kernels = before
         if self._touches(s):
-            if self._device_copy(s, scope) is not None:
+            if self.device_copies and self._device_copy(s, scope) is not None:
                 return Region("copy", [s])
             return Region("single", [s])
         return Region("host", [s])
@@ -1384,7 +1388,8 @@ def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     program, stuck = _free_device_names(program)
     if stuck:
         return [_wrapper_clash(program, stuck)]
-    the_plan, problems = plan(program, block, given, levels, _shared_limit(to))
+    the_plan, problems = plan(program, block, given, levels, _shared_limit(to),
+                              device_copies=True)
     if the_plan is None:
         return problems
     program = the_plan.program
