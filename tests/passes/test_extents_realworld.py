@@ -288,3 +288,29 @@ def test_task_tiles_with_a_min_tail_are_bounded_exactly():
     # fewer tasks than the stride's share: the same
     fewer = (tiles % (1024, 1024)).replace("t < 16", "t < 8")
     assert affine.extents(_info(fewer, "const float* x, float* out, int n")) == {"x": None, "out": None}
+
+
+# simsimd's size classes: a masked load (lanes below a guard) in one branch, a loop in another
+_MASKED_TAIL = """
+  if (n <= 64) {
+    for (int j = 0; j < 64; ++j)
+      if (j < n % 256) out[j] = ((const unsigned char *) (((b8 *) a) + 0))[j];
+  } else {
+    for (int i = 0; i < n; ++i) out[i] = (unsigned char) a[i];
+  }"""
+
+
+def test_a_masked_tail_beside_a_loop_adds_nothing_to_the_loop_extent():
+    # min(64, n % 256) is at most n, the loop's extent: the max of the two is n
+    info = _info(_MASKED_TAIL, "const unsigned char* a, int n, unsigned char* out",
+                 "typedef unsigned char b8;\n")
+    assert affine.extents(info) == {"a": "n", "out": "n"}
+
+
+def test_a_masked_byte_range_has_the_min_of_its_loop_and_guard_bounds():
+    # 16-bit elements read bytewise: the last element is min(31, (bytes - 1) / 2) per term;
+    # the min node of the first byte was once read as a Poly and the extent was lost
+    info = _info(_MASKED_TAIL, "const unsigned short* a, int n, unsigned char* out",
+                 "typedef unsigned short b8;\n")
+    a = affine.extents(info)["a"]
+    assert a is not None and "(32) < ((((n % 256) - 1) / 2) + 1)" in a and "(n)" in a

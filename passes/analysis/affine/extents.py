@@ -245,10 +245,14 @@ def max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
         # last element a byte range touches: (last byte) / element size; exact as a Poly when
         # every symbolic coefficient of the first byte is a multiple of the element size
         first = max_index(Access(**{**acc.__dict__, "index": acc.byte_index, "width": 0}))
-        if first is not None and all(c % elem_bytes == 0 for m, c in first.t.items() if m):
-            c0 = first.value() + acc.width - 1
-            return Poly({m: c // elem_bytes for m, c in first.t.items() if m}) + \
-                Poly.const(c0 // elem_bytes)
+        if first is not None:
+            # a min(loop bound, guard bound) of the first byte: the last element of each term
+            lasts = [_last_element(t, acc.width, elem_bytes) for t in _min_terms(first)]
+            if all(e is not None for e in lasts):
+                out = lasts[0]
+                for e in lasts[1:]:
+                    out = ("min", out, e)
+                return out
         last = ("/", ("+", acc.byte_index, ("c", acc.width - 1)), ("c", elem_bytes))
         return max_index(Access(**{**acc.__dict__, "index": last, "width": 0}))
     if acc.index is None:
@@ -980,6 +984,40 @@ def _plus_one(e):
     return (e[0], _plus_one(e[1]), _plus_one(e[2]))
 
 
+def _last_element(first, width: int, elem_bytes: int):
+    """The element holding the last of ``width`` bytes starting at byte ``first`` (a Poly):
+    a Poly when every symbolic coefficient is a multiple of the element size, else the
+    truncating division as an atom; None when the byte bound has no C text."""
+    if not isinstance(first, Poly):
+        return None
+    if not any(c % elem_bytes for m, c in first.t.items() if m):
+        c0 = first.value() + width - 1
+        return Poly({m: c // elem_bytes for m, c in first.t.items() if m}) + \
+            Poly.const(c0 // elem_bytes)
+    top = first + Poly.const(width - 1)
+    if _poly_ok_text(top):
+        return atom(f"(({top.c_text()}) / {elem_bytes})", ir_of_poly(top, "/", elem_bytes))
+    return None
+
+
+def _without_dominated(cands: list) -> list:
+    """The extent is the max of ``cands``: a ``min`` candidate with a term that a Poly
+    candidate is at least everywhere adds nothing (masked tails min(64, n) beside a loop's
+    n)."""
+    polys = [c for c in cands if isinstance(c, Poly)]
+    return [c for c in cands if isinstance(c, Poly) or
+            not any(_sign(p - t) in (0, 1) for p in polys for t in _min_terms(c)
+                    if isinstance(t, Poly))]
+
+
+def _stays_below(acc: Access, extent) -> bool:
+    """Z3 proves ``acc`` stays below ``extent`` (a Poly, or a ``min`` of Polys: below each
+    of its terms) wherever it runs."""
+    terms = _min_terms(extent)
+    return all(isinstance(t, Poly) for t in terms) and \
+        all(within(acc, t - Poly.const(1)) for t in terms)
+
+
 def _min_terms(e) -> list:
     """The operands of a nest of ``min`` nodes (``e`` itself when it is not one)."""
     if isinstance(e, tuple) and e[0] == "min":
@@ -1171,8 +1209,7 @@ def extents(info: NestInfo) -> dict[str, object]:
     for name, accs in unbounded.items():
         # an access without a computed maximum adds nothing when Z3 proves it stays below the
         # extent the others reach (the vector part of a loop whose masked tail reaches n - 1)
-        polys = [e for e in best.get(name, []) if isinstance(e, Poly)]
-        if name not in failed and not all(any(within(a, e - Poly.const(1)) for e in polys)
+        if name not in failed and not all(any(_stays_below(a, e) for e in best.get(name, []))
                                           for a in accs):
             failed.add(name)
     for name, p in info.params.items():
@@ -1183,7 +1220,7 @@ def extents(info: NestInfo) -> dict[str, object]:
         elif name not in best:
             out[name] = 0
         else:
-            cands = sorted(best[name], key=_ext_text)
+            cands = _without_dominated(sorted(best[name], key=_ext_text))
             e = cands[0]
             for c in cands[1:]:
                 e = ("max", e, c)
