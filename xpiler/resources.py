@@ -11,6 +11,8 @@ profile (``platforms/<p>/profile.toml``, default profile):
     ``blocks``, ``threads``, ``within_limits`` (None when a dimension is unknown), and the
     profile limits (``max_threads_per_block``, ``max_grid_dims``, ``warp_size``). A kernel entry (no host launch) reports the launch it is
     run with (a case file's, else the profile default), marked ``"from": "caller"``.
+    Each launch also says whether its kernel does ``constant_work`` (loops counted by
+    constants, constant copy sizes: a one-thread launch of it loses no parallelism).
     BANG: per launch ``task_dim`` (product of the cnrtDim3_t), function type, the clusters
     and cores it occupies and ``within_limits`` (UNION<n> needs n <= clusters and taskDim a
     multiple of n x cores), against the profile's ``clusters x cores_per_cluster``.
@@ -102,6 +104,7 @@ def _gpu(program, scalars, launch, prof) -> dict:
         l["threads"] = (l["blocks"] * l["threads_per_block"]
                         if l["blocks"] is not None and l["threads_per_block"] is not None else None)
         l["within_limits"] = _gpu_within(l, prof)
+        l["constant_work"] = constant_work(program, l["kernel"])
     tpb = [l["threads_per_block"] for l in launches if l["threads_per_block"] is not None]
     return {"kind": "gpu", "launches": launches,
             "limits": {"max_threads_per_block": prof.get("max_threads_per_block"),
@@ -156,6 +159,7 @@ def _bang(program, scalars, launch, prof) -> dict:
             n = _KTYPE_NUM[l["ktype"]]
             l["ktype"] = "CNRT_FUNC_TYPE_BLOCK" if n == 0 else f"CNRT_FUNC_TYPE_UNION{n}"
         task_dim = _product(l["dim"])
+        l["constant_work"] = constant_work(program, l["kernel"])
         ncl = _ktype_clusters(l["ktype"])
         l["task_dim"] = task_dim
         l["union_clusters"] = ncl           # 0 = BLOCK task (one core)
@@ -254,6 +258,75 @@ def _parallel_units(res: dict) -> int | None:
     return None
 
 
+def _is_const_expr(e) -> bool:
+    """An integer constant expression by its form: literals, ``sizeof`` of a type, casts and
+    arithmetic of those."""
+    from pycparser import c_ast
+    if isinstance(e, c_ast.Constant):
+        return e.type in ("int", "long", "unsigned", "unsigned int", "long long",
+                          "unsigned long", "unsigned long long") or e.type.endswith("int")
+    if isinstance(e, c_ast.UnaryOp):
+        return e.op == "sizeof" and isinstance(e.expr, c_ast.Typename) or \
+            e.op in ("-", "+") and _is_const_expr(e.expr)
+    if isinstance(e, c_ast.Cast):
+        return _is_const_expr(e.expr)
+    if isinstance(e, c_ast.BinaryOp):
+        return e.op in ("+", "-", "*", "/", "%", "<<", ">>") and _is_const_expr(e.left) and \
+            _is_const_expr(e.right)
+    return False
+
+
+def _counted_by_constants(loop) -> bool:
+    """``for (v = c0; v < c1; v += c2)`` with constant c0, c1, c2 (either direction)."""
+    from pycparser import c_ast
+    init, cond, nxt = loop.init, loop.cond, loop.next
+    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
+        var, start = init.decls[0].name, init.decls[0].init
+    elif isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+        var, start = init.lvalue.name, init.rvalue
+    else:
+        return False
+    if not _is_const_expr(start):
+        return False
+    if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=", "!=") and
+            isinstance(cond.left, c_ast.ID) and cond.left.name == var and _is_const_expr(cond.right)):
+        return False
+    if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++", "--", "p--"):
+        return isinstance(nxt.expr, c_ast.ID) and nxt.expr.name == var
+    return isinstance(nxt, c_ast.Assignment) and nxt.op in ("+=", "-=") and \
+        isinstance(nxt.lvalue, c_ast.ID) and nxt.lvalue.name == var and _is_const_expr(nxt.rvalue)
+
+
+def constant_work(program, kernel: str, _depth: int = 0) -> bool:
+    """The kernel's work does not grow with the data: its loops are counted by constants,
+    its ``memcpy``/``memmove``/``memset`` sizes are constant, and the functions of the file
+    it calls are such too (a lane reduction, a scalar result store). False when unknown."""
+    from pycparser import c_ast
+    ast = getattr(program, "ast", None)
+    defs = {e.decl.name: e for e in (ast.ext if ast is not None else [])
+            if isinstance(e, c_ast.FuncDef)}
+    fdef = defs.get(kernel)
+    if fdef is None or _depth > 4:
+        return False
+    stack = [fdef.body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (c_ast.While, c_ast.DoWhile, c_ast.Goto)):
+            return False
+        if isinstance(n, c_ast.For) and not _counted_by_constants(n):
+            return False
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+            name = n.name.name
+            if name in ("memcpy", "memmove", "memset"):
+                args = n.args.exprs if n.args is not None else []
+                if len(args) != 3 or not _is_const_expr(args[2]):
+                    return False
+            elif name in defs and not constant_work(program, name, _depth + 1):
+                return False
+        stack.extend(c for _, c in n.children())
+    return True
+
+
 def _kernels(names) -> str:
     names = list(dict.fromkeys(names))
     if len(names) == 1:
@@ -267,9 +340,12 @@ def structure_notes(source: dict, output: dict) -> list[str]:
     degenerate structure), one sentence each; empty when nothing was lost. A degenerate output
     still computes the right values, so it is reported, not refused:
 
-    - parallelism: a GPU launch of one thread, a BANG launch of one task, or a CPU output with
-      neither an OpenMP parallel loop nor a simd loop, where the source runs more than one
-      thread or core (host<->device copies turned into single-thread kernels);
+    - parallelism: a GPU launch of one thread or a BANG launch of one task whose work grows
+      with the data (``constant_work`` false: a loop not counted by constants, a copy of a
+      variable size), or a CPU output with neither an OpenMP parallel loop nor a simd loop,
+      where the source runs more than one thread or core (host<->device copies turned into
+      single-thread kernels). A one-thread launch of constant work - a scalar result store,
+      a horizontal sum of 8 lanes - has nothing to spread over threads;
     - on-chip memory: the source keeps data on chip (shared memory, NRAM, WRAM, SRAM) and the
       output, on a platform that has it, keeps none;
     - special instructions: the source uses some (wmma, MFMA, shuffles, ``__bang_*``, VNNI)
@@ -284,11 +360,13 @@ def structure_notes(source: dict, output: dict) -> list[str]:
     if src_units is None or src_units > 1:
         many = f" where the source runs {src_units}" if src_units else ""
         if par.get("kind") == "gpu":
-            single = [l["kernel"] for l in par.get("launches", []) if l.get("threads") == 1]
+            single = [l["kernel"] for l in par.get("launches", []) if l.get("threads") == 1
+                      and not l.get("constant_work")]
             if single:
                 notes.append(f"{_kernels(single)} on a single thread{many}")
         elif par.get("kind") == "bang":
-            single = [l["kernel"] for l in par.get("launches", []) if l.get("task_dim") == 1]
+            single = [l["kernel"] for l in par.get("launches", []) if l.get("task_dim") == 1
+                      and not l.get("constant_work")]
             if single:
                 notes.append(f"{_kernels(single)} as a single task{many}")
         elif par.get("kind") == "cpu" and _parallel_units(output) == 1 and src_units:

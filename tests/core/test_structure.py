@@ -60,3 +60,33 @@ def test_many_single_thread_kernels_are_counted_not_listed():
     many = _gpu("cuda", [{"kernel": f"k{i}", "threads": 1} for i in range(7)] + [{"kernel": "big", "threads": 64}])
     assert structure_notes(_gpu("hip", [{"kernel": "k", "threads": 256}]), many)[0] == \
         "7 kernels (k0, k1, k2 and 4 more) run on a single thread where the source runs 256"
+
+
+def test_a_single_thread_kernel_of_constant_work_loses_nothing():
+    store = _gpu("cuda", [{"kernel": "lanes", "threads": 16},
+                          {"kernel": "store", "threads": 1, "constant_work": True}])
+    assert structure_notes(_gpu("hip", [{"kernel": "k", "threads": 256}]), store) == []
+    one = _bang([{"kernel": "sum8", "task_dim": 1, "constant_work": True}], {"nram": 64}, ["__bang_add"])
+    assert structure_notes(_gpu("cuda", [{"kernel": "k", "threads": 256}]), one) == []
+
+
+def test_constant_work_is_read_from_the_kernel():
+    from xpiler.parse import parse_source
+    from xpiler.resources import constant_work
+
+    src = """
+__device__ float twice(float v) { return v * 2.0f; }
+__global__ void lanes(float *d, const float *s) {
+  d[0] = s[0];
+  for (int i = 1; i < 8; ++i) d[0] = d[0] + twice(s[i]);
+  memcpy(d + 8, s + 8, 8 * sizeof(float));
+}
+__global__ void rows(float *d, const float *s, int n) {
+  for (int i = 0; i < n; ++i) d[i] = s[i];
+}
+__global__ void copies(float *d, const float *s, int n) { memcpy(d, s, n * sizeof(float)); }
+__global__ void spins(float *d) { int k = 0; while (d[k] != 0.0f) ++k; }
+"""
+    prog = parse_source(src, "cuda", "<t>.cu", entry="lanes")
+    assert constant_work(prog, "lanes")
+    assert not any(constant_work(prog, k) for k in ("rows", "copies", "spins", "missing"))
