@@ -276,3 +276,37 @@ def test_thread_band_counts_over_copied_scalars_are_passed_to_the_kernel(tmp_pat
     rng = np.random.default_rng(3)
     x = rng.standard_normal(3 * 12 * 20).astype(np.float32)
     _run_both(COPIED_SIZES, text, "copied", tmp_path, [x, np.zeros(3 * 12 * 20, np.float32), 12, 20])
+
+
+BITS = """
+#include <string.h>
+extern "C" void bits(const float *x, unsigned *y, float *z) {
+  for (int t = 0; t < 6; ++t) {
+    float buf[96];
+    for (int i = 0; i < 96; ++i)
+      buf[i] = x[t * 96 + i] * 2.0f;
+    for (int i = 0; i < 96; ++i) {
+      float v = buf[95 - i];
+      unsigned b;
+      memcpy(&b, &v, 4);              /* a bit cast of the iteration's own value */
+      y[t * 96 + i] = b >> 3;
+    }
+  }
+  float w = x[0];
+  memcpy(z, &w, 4);
+}
+"""
+
+
+def test_the_address_of_a_thread_loops_own_variable_keeps_two_levels(tmp_path):
+    _, out, text = _bind(BITS, "bits", tmp_path)
+    k = _kernel(text)
+    assert "__shared__ float buf[96];" in k and "memcpy(&b, &v, 4);" in k
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(576).astype(np.float32)
+    _run_both(BITS, text, "bits", tmp_path, [x, np.zeros(576, np.uint32), np.zeros(1, np.float32)])
+    # a block-level scalar whose address is taken still keeps one level
+    shared = BITS.replace("float buf[96];", "float buf[96]; unsigned k0 = 0; memcpy(&k0, x, 4);"
+                          ).replace("b >> 3", "(b >> 3) + k0")
+    _, _, one = _bind(shared, "bits1", tmp_path)
+    assert "__shared__" not in _kernel(one)

@@ -58,8 +58,9 @@ Two levels (``levels=2``)
     count rounded up to 32 (at least 64), else ``block``. A region keeps one level when no
     inner loop is parallel, all inner parallel loops are shorter than a warp, a fused band
     has no local arrays, or the schedule's legality fails (thread 0 assigning a scalar other
-    threads read, address-taken variables, ``return``/``goto``, ``break``/``continue``
-    across a barrier, arrays without constant bounds).
+    threads read, address-taken variables other than those declared in a thread loop's
+    body, ``return``/``goto``, ``break``/``continue`` across a barrier, arrays without
+    constant bounds).
 Guarantees
     Same outputs on the virtual device; every kernel launches at most ``block`` threads per
     block and at most 2^31-1 blocks (grid-stride loop with at most 65535 blocks when the

@@ -114,15 +114,20 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
     _check_names(loop.node.stmt)
     arrays = {n.name for n in _walk(loop.node) if isinstance(n, c_ast.Decl) and
               isinstance(n.type, c_ast.ArrayDecl)}
-    taken = _address_taken_scalar(loop.node.stmt, arrays)
-    if taken:
-        raise NotTwoLevel(f"the address of '{taken}' is taken (a thread's own variable)")
     st = _State()
     declared: dict = {}
     for n in _walk(loop.node):
         if isinstance(n, c_ast.Decl) and n.name:
             declared[n.name] = declared.get(n.name, 0) + 1
     items = s.seq(stmts, st)
+    # a variable declared in the body of a thread loop belongs to one iteration, run by one
+    # thread: its address may be taken (memcpy(&bits, &h, 2), a bit cast); elsewhere a
+    # pointer would let thread 0 write a value the other threads never see
+    private = {n.name for band in s.thread_loops for lp in band for n in _walk(lp.node.stmt)
+               if isinstance(n, c_ast.Decl) and n.name and declared.get(n.name) == 1}
+    taken = _address_taken_scalar(loop.node.stmt, arrays | private)
+    if taken:
+        raise NotTwoLevel(f"the address of '{taken}' is taken (a thread's own variable)")
     if st.pending:
         items.append(("sync",))          # the next block iteration reuses the shared arrays
     for d, _, _ in s.shared:
