@@ -25,6 +25,9 @@ profile (``platforms/<p>/profile.toml``, default profile):
 ``buffers``
     On-chip buffers (shared memory / NRAM / WRAM / SRAM / LDRAM) with bytes, and the total per
     space in ``on_chip_bytes``.
+Buffers and instructions count only in the functions the entry and its launched kernels
+reach (``reachable_functions``): a helper header's unused functions are not the program's.
+
 ``special_instructions``
     The front-end's special-instruction list (wmma, MFMA, shuffles, ``__bang_*``,
     dpbusd/dpwssd, ...) without the pure data movement (``__memcpy``, ``__bang_write_zero``,
@@ -193,6 +196,51 @@ def _vnni(program, prof) -> dict:
             "vectorised": bool(simd or vec)}
 
 
+def reachable_functions(program) -> set[str] | None:
+    """Names of the functions the entry and the launched kernels reach through calls (a
+    helper header's unused functions are not the program's structure); None without an
+    AST or an entry."""
+    from pycparser import c_ast
+    ast = getattr(program, "ast", None)
+    if ast is None or program.entry is None:
+        return None
+    defs = {e.decl.name: e for e in ast.ext if isinstance(e, c_ast.FuncDef)}
+    todo = [program.entry.name] + [l.kernel for l in program.launches or []]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in defs:
+            continue
+        seen.add(name)
+        for n in _walk(defs[name]):
+            if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+                todo.append(n.name.name)
+            elif isinstance(n, c_ast.ID) and n.name in defs:
+                todo.append(n.name)          # a kernel or helper named, not called here
+    return seen
+
+
+def reachable_calls(program, reached: set[str] | None) -> set[str] | None:
+    """Names called in the reachable functions (None when reachability is unknown)."""
+    from pycparser import c_ast
+    if reached is None:
+        return None
+    out = set()
+    for e in program.ast.ext:
+        if isinstance(e, c_ast.FuncDef) and e.decl.name in reached:
+            out.update(n.name.name for n in _walk(e) if isinstance(n, c_ast.FuncCall)
+                       and isinstance(n.name, c_ast.ID))
+    return out
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(c for _, c in n.children())
+
+
 def resources(program, scalars: dict | None = None, launch: dict | None = None) -> dict:
     import platforms
 
@@ -203,9 +251,11 @@ def resources(program, scalars: dict | None = None, launch: dict | None = None) 
         par = _bang(program, scalars, launch, prof)
     else:
         par = _vnni(program, prof)
+    reached = reachable_functions(program)
     buffers, totals = [], {}
     for b in program.buffers:
-        if b.space not in _ON_CHIP:
+        if b.space not in _ON_CHIP or reached is not None and b.function and \
+                b.function not in reached:
             continue
         buffers.append({"name": b.name, "space": b.space, "dtype": b.dtype, "bytes": b.bytes,
                         "function": b.function})
@@ -213,7 +263,8 @@ def resources(program, scalars: dict | None = None, launch: dict | None = None) 
             totals[b.space] = totals.get(b.space, 0) + b.bytes
     capacity = {s: prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")
                 for s in totals if prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")}
-    names = sorted(set(program.intrinsics))
+    calls = reachable_calls(program, reached)
+    names = sorted(n for n in set(program.intrinsics) if calls is None or n in calls)
     return {"platform": program.platform, "parallel": par, "buffers": buffers,
             "on_chip_bytes": totals, "on_chip_capacity": capacity,
             "special_instructions": [n for n in names if not _DATA_MOVEMENT.match(n)],

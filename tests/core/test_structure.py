@@ -90,3 +90,28 @@ __global__ void spins(float *d) { int k = 0; while (d[k] != 0.0f) ++k; }
     prog = parse_source(src, "cuda", "<t>.cu", entry="lanes")
     assert constant_work(prog, "lanes")
     assert not any(constant_work(prog, k) for k in ("rows", "copies", "spins", "missing"))
+
+
+def test_only_what_the_entry_reaches_is_the_programs_structure():
+    # a helper header's unused functions (mmcv's common_mlu_helper) are not structure an
+    # output must keep
+    from xpiler.parse import parse_source
+    from xpiler.resources import resources
+
+    src = """
+#include <bang.h>
+__mlu_func__ void unused(float *d, float *a, int n) {
+  __nram__ float t[64];
+  __bang_add(t, a, a, 64);
+}
+__mlu_func__ void scale(float *d, float *a) { __bang_mul_scalar(d, a, 2.0f, 64); }
+__mlu_global__ void k(float *x, float *y) {
+  __nram__ float buf[64];
+  __memcpy(buf, x, 64 * sizeof(float), GDRAM2NRAM);
+  scale(buf, buf);
+  __memcpy(y, buf, 64 * sizeof(float), NRAM2GDRAM);
+}
+"""
+    res = resources(parse_source(src, "bang", "<t>.mlu", entry="k"))
+    assert res["special_instructions"] == ["__bang_mul_scalar"]
+    assert [b["name"] for b in res["buffers"]] == ["buf"]
