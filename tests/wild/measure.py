@@ -16,7 +16,7 @@ Prints a table, writes ``tests/wild/RESULTS.md`` (measured numbers only) and
 ``tests/wild/status.json`` (per kernel: what passed and the first diagnostic), which
 ``tests/corpus/test_wild.py`` uses for its expected failures.
 
-    python tests/wild/measure.py [-j 2] [--translate [--inputs case|inferred|both] [--build]] [--only SUBSTRING[,SUBSTRING...]]
+    python tests/wild/measure.py [-j 2] [--translate [--inputs case|inferred|both] [--build]] [--only SUBSTRING[,SUBSTRING...] [--merge]]
 """
 from __future__ import annotations
 
@@ -228,11 +228,39 @@ def _cell(ok: int, total: int) -> str:
     return f"{ok}/{total}"
 
 
-def summarise(records: list[dict], translate: bool, elapsed: float) -> str:
+def merge_records(old: dict, new: list[dict]) -> list[dict]:
+    """``status.json`` records with the kernels of a partial run (``--only ... --merge``)
+    replaced: a run's results replace the old ones; translations are replaced per direction
+    and input kind, so a run of one kind keeps the other kind's figures (each translation
+    records the commit it was measured at)."""
+    out = dict(old)
+    for rec in new:
+        prev = out.get(rec["file"], {})
+        merged = {**prev, **{k: v for k, v in rec.items() if k not in ("translate", "translate_inferred")}}
+        for key in ("translate", "translate_inferred"):
+            if key in rec:
+                merged[key] = {**prev.get(key, {}), **rec[key]}
+        out[rec["file"]] = merged
+    return [out[k] for k in sorted(out)]
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def summarise(records: list[dict], translate: bool, elapsed: float, note: str = "") -> str:
+    commits = sorted({t.get("commit", "") for r in records for key in ("translate", "translate_inferred")
+                      for t in r.get(key, {}).values()} - {""})
     lines = [f"# Wild set: measured results", "",
              f"`python tests/wild/measure.py{' --translate' if translate else ''}`, "
              f"{datetime.date.today().isoformat()}, {len(records)} kernels, {elapsed / 60:.1f} min "
-             f"(this machine: 2 cores shared). Measured numbers only; per-kernel detail in `status.json`.", "",
+             f"(this machine: 2 cores shared). Measured numbers only; per-kernel detail in `status.json`"
+             + (f"; translations measured at {', '.join(commits)}" if commits else "") + "."
+             + (f" {note}" if note else ""), "",
              "| platform | kernels | parse ok | inferred inputs found | runs (inferred) | matches reference (inferred) "
              "| runs (case inputs) | matches reference (case inputs) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -320,6 +348,10 @@ def main(argv=None) -> int:
     ap.add_argument("--build", action="store_true",
                     help="compile verified outputs with nvcc / hipcc / g++ where installed")
     ap.add_argument("--no-write", action="store_true", help="print only; keep RESULTS.md and status.json")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --only: replace those kernels' records in status.json (per direction and "
+                         "input kind) and rewrite RESULTS.md from all records (a whole run with one "
+                         "--inputs kind always merges)")
     a = ap.parse_args(argv)
     opts = {"timeout": a.timeout, "translate": a.translate, "translate_timeout": a.translate_timeout,
             "inputs": a.inputs, "build": a.build}
@@ -342,9 +374,21 @@ def main(argv=None) -> int:
                         for k, v in rec[key].items())
             print(line, flush=True)
     elapsed = time.time() - t0
-    text = summarise(records, a.translate, elapsed)
+    commit = _commit()
+    for rec in records:
+        for key in ("translate", "translate_inferred"):
+            for t in rec.get(key, {}).values():
+                t["commit"] = commit
+    note = ""
+    # a partial run (--only --merge) or a run of one input kind keeps the other records
+    if a.merge and a.only or not a.only and a.translate and a.inputs != "both":
+        old = json.loads((HERE / "status.json").read_text()) if (HERE / "status.json").exists() else {}
+        records = merge_records(old, records)
+        note = f"Merged: the last run covered {', '.join(wanted) if a.only else 'every kernel'} " \
+               f"({a.inputs} inputs)."
+    text = summarise(records, a.translate, elapsed, note)
     print(text)
-    if not a.no_write and not a.only:
+    if not a.no_write and (not a.only or a.merge):
         (HERE / "RESULTS.md").write_text(text)
         (HERE / "status.json").write_text(json.dumps({r["file"]: r for r in records}, indent=1, sort_keys=True) + "\n")
     return 0
