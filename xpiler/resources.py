@@ -46,6 +46,10 @@ _KTYPE_NUM = {1: 0, 4: 1, 8: 2, 16: 4, 32: 8, 64: 16}
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 # intrinsics that only move or fill memory (DMA copies, fills, barriers): listed apart from the
 # special (compute) instructions
+# special instructions by kind (structure_notes): matrix units, and SIMD lane-wise vector
+# instructions (BANG __bang_*, VNNI dot products), which a GPU runs as threads
+_MATRIX = re.compile(r"^(?:wmma::\w+|__builtin_amdgcn_mfma_\w+|__bang_(?:conv|matmul|mlp)\w*)$")
+_LANE_VECTOR = re.compile(r"^(?:__bang_\w+|_mm(?:512|256)?_(?:mask_|maskz_)?dp\w+)$")
 _DATA_MOVEMENT = re.compile(r"^(?:__memcpy\w*|__memset\w*|__sync\w*|__bang_write_(?:zero|value))$")
 
 
@@ -400,7 +404,9 @@ def structure_notes(source: dict, output: dict) -> list[str]:
     - on-chip memory: the source keeps data on chip (shared memory, NRAM, WRAM, SRAM) and the
       output, on a platform that has it, keeps none;
     - special instructions: the source uses some (wmma, MFMA, shuffles, ``__bang_*``, VNNI)
-      and the output, on a GPU or BANG target, none;
+      and the output, on a GPU or BANG target, none; for a GPU target the lane-wise vector
+      instructions of a SIMD source (``__bang_*`` other than conv/matmul/mlp, VNNI dot
+      products) do not count, since its threads are their lanes;
     - BANG outputs without any ``__bang_*`` vector instruction or NRAM buffer (scalar code in a
       task loop)."""
     if not source or not output or "error" in source or "error" in output:
@@ -428,8 +434,12 @@ def structure_notes(source: dict, output: dict) -> list[str]:
         kept = ", ".join(f"{space} {n} B" for space, n in sorted(src_chip.items()))
         notes.append(f"the source keeps data on chip ({kept}); the output keeps none")
     src_special = source.get("special_instructions") or []
-    if src_special and platform in ("cuda", "hip", "bang") and not output.get("special_instructions"):
-        shown = ", ".join(src_special[:4]) + (", ..." if len(src_special) > 4 else "")
+    # a GPU's threads are the lanes of a SIMD source's element-wise vector instructions: it
+    # has no instruction of that kind to keep (matrix ones, shuffles and atomics it has)
+    kept = [n for n in src_special if platform not in ("cuda", "hip") or not _LANE_VECTOR.match(n)
+            or _MATRIX.match(n)]
+    if kept and platform in ("cuda", "hip", "bang") and not output.get("special_instructions"):
+        shown = ", ".join(kept[:4]) + (", ..." if len(kept) > 4 else "")
         notes.append(f"the source uses special instructions ({shown}); the output none")
     elif platform == "bang" and not output.get("special_instructions") and not output.get("on_chip_bytes") \
             and not (src_special or src_chip):

@@ -115,3 +115,15 @@ __mlu_global__ void k(float *x, float *y) {
     res = resources(parse_source(src, "bang", "<t>.mlu", entry="k"))
     assert res["special_instructions"] == ["__bang_mul_scalar"]
     assert [b["name"] for b in res["buffers"]] == ["buf"]
+
+
+def test_simd_lane_instructions_have_no_gpu_kind_to_keep():
+    vec = _bang([{"kernel": "k", "task_dim": 16}], {"nram": 4096}, ["__bang_add", "__bang_float2half_rn"])
+    gpu = _gpu("cuda", [{"kernel": "k0", "threads": 4096}], {"shared": 4096})
+    assert structure_notes(vec, gpu) == []
+    mat = _bang([{"kernel": "k", "task_dim": 16}], {"nram": 4096}, ["__bang_add", "__bang_conv"])
+    assert structure_notes(mat, gpu) == ["the source uses special instructions (__bang_conv); "
+                                         "the output none"]
+    shfl = _gpu("cuda", [{"kernel": "k", "threads": 4096}], special=["__shfl_down_sync"])
+    assert structure_notes(shfl, _gpu("hip", [{"kernel": "k0", "threads": 4096}])) == [
+        "the source uses special instructions (__shfl_down_sync); the output none"]
