@@ -225,15 +225,19 @@ def reachable_functions(program) -> set[str] | None:
 
 
 def reachable_calls(program, reached: set[str] | None) -> set[str] | None:
-    """Names called in the reachable functions (None when reachability is unknown)."""
+    """Names called in the reachable functions, each also without its leading namespaces
+    (``nvcuda::wmma::mma_sync`` is the intrinsic ``wmma::mma_sync``); None when reachability
+    is unknown."""
     from pycparser import c_ast
     if reached is None:
         return None
     out = set()
     for e in program.ast.ext:
         if isinstance(e, c_ast.FuncDef) and e.decl.name in reached:
-            out.update(n.name.name for n in _walk(e) if isinstance(n, c_ast.FuncCall)
-                       and isinstance(n.name, c_ast.ID))
+            for n in _walk(e):
+                if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+                    parts = n.name.name.split("::")
+                    out.update("::".join(parts[k:]) for k in range(len(parts)))
     return out
 
 

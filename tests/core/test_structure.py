@@ -127,3 +127,13 @@ def test_simd_lane_instructions_have_no_gpu_kind_to_keep():
     shfl = _gpu("cuda", [{"kernel": "k", "threads": 4096}], special=["__shfl_down_sync"])
     assert structure_notes(shfl, _gpu("hip", [{"kernel": "k0", "threads": 4096}])) == [
         "the source uses special instructions (__shfl_down_sync); the output none"]
+
+
+def test_qualified_intrinsic_calls_are_reached():
+    from xpiler.parse import parse_file
+    from xpiler.resources import resources
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    prog = parse_file(root / "xpiler" / "corpus" / "cuda" / "bmm_2_32_64_32.cu")   # nvcuda::wmma::
+    assert "wmma::mma_sync" in resources(prog)["special_instructions"]
