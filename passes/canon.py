@@ -496,6 +496,22 @@ def block(items) -> c_ast.Compound:
     return c_ast.Compound(list(items))
 
 
+def open_last_block(items: list) -> list:
+    """``items`` with a plain block in last position opened into them, repeatedly: the block
+    ends where the list ends, so its statements run the same in the enclosing scope, unless
+    it declares a name the list already declares at its top level (a redeclaration)."""
+    def declared(xs):
+        return {d.name for x in xs for d in (x.decls if isinstance(x, c_ast.DeclList) else [x])
+                if isinstance(d, c_ast.Decl) and d.name}
+
+    while items and isinstance(items[-1], c_ast.Compound):
+        inner = list(items[-1].block_items or [])
+        if declared(inner) & declared(items[:-1]):
+            break
+        items = items[:-1] + inner
+    return items
+
+
 def as_items(stmt) -> list:
     if isinstance(stmt, c_ast.Compound):
         return list(stmt.block_items or [])

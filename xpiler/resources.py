@@ -44,12 +44,12 @@ _KTYPE_CLUSTERS = {"CNRT_FUNC_TYPE_BLOCK": 0, "CNRT_FUNC_TYPE_UNION1": 1, "CNRT_
                    "block": 0, "union1": 1, "union2": 2, "union4": 4, "union8": 8, "union16": 16}
 _KTYPE_NUM = {1: 0, 4: 1, 8: 2, 16: 4, 32: 8, 64: 16}
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
-# intrinsics that only move or fill memory (DMA copies, fills, barriers): listed apart from the
-# special (compute) instructions
 # special instructions by kind (structure_notes): matrix units, and SIMD lane-wise vector
 # instructions (BANG __bang_*, VNNI dot products), which a GPU runs as threads
 _MATRIX = re.compile(r"^(?:wmma::\w+|__builtin_amdgcn_mfma_\w+|__bang_(?:conv|matmul|mlp)\w*)$")
 _LANE_VECTOR = re.compile(r"^(?:__bang_\w+|_mm(?:512|256)?_(?:mask_|maskz_)?dp\w+)$")
+# intrinsics that only move or fill memory (DMA copies, fills, barriers): listed apart from the
+# special (compute) instructions
 _DATA_MOVEMENT = re.compile(r"^(?:__memcpy\w*|__memset\w*|__sync\w*|__bang_write_(?:zero|value))$")
 
 
@@ -205,6 +205,7 @@ def reachable_functions(program) -> set[str] | None:
     helper header's unused functions are not the program's structure); None without an
     AST or an entry."""
     from pycparser import c_ast
+    import passes.canon as canon
     ast = getattr(program, "ast", None)
     if ast is None or program.entry is None:
         return None
@@ -216,7 +217,7 @@ def reachable_functions(program) -> set[str] | None:
         if name in seen or name not in defs:
             continue
         seen.add(name)
-        for n in _walk(defs[name]):
+        for n in canon.walk(defs[name]):
             if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
                 todo.append(n.name.name)
             elif isinstance(n, c_ast.ID) and n.name in defs:
@@ -229,24 +230,17 @@ def reachable_calls(program, reached: set[str] | None) -> set[str] | None:
     (``nvcuda::wmma::mma_sync`` is the intrinsic ``wmma::mma_sync``); None when reachability
     is unknown."""
     from pycparser import c_ast
+    import passes.canon as canon
     if reached is None:
         return None
     out = set()
     for e in program.ast.ext:
         if isinstance(e, c_ast.FuncDef) and e.decl.name in reached:
-            for n in _walk(e):
+            for n in canon.walk(e):
                 if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
                     parts = n.name.name.split("::")
                     out.update("::".join(parts[k:]) for k in range(len(parts)))
     return out
-
-
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(c for _, c in n.children())
 
 
 def resources(program, scalars: dict | None = None, launch: dict | None = None) -> dict:

@@ -100,7 +100,9 @@ class _Helper:
                 return self._no("goto / labels")
             if isinstance(n, c_ast.Decl) and "static" in (n.storage or []):
                 return self._no(f"static local '{n.name}'")
-        items = _open_last_block(list(self.fdef.body.block_items or []))
+        # folded ``if constexpr`` chains leave ``{ { return x; } }``: a return last in
+        # the inner block is then last in the body
+        items = canon.open_last_block(list(self.fdef.body.block_items or []))
         if any(isinstance(s, c_ast.If) and _has_return(s) for s in items):
             # returns at the ends of if / else-if / else branches: structured (the rest of the
             # body goes into the branches that fall through); a value goes to a result local
@@ -151,20 +153,6 @@ class _Helper:
 _MISPLACED = ("a return that is neither last nor at the end of a branch of a top-level "
               "if / else-if / else chain")
 RESULT = "__xp_rv"
-
-
-def _open_last_block(items: list) -> list:
-    """``items`` with a plain block in last position opened into them, repeatedly: the block
-    ends where the body ends, so its statements run the same in the body's own scope, unless
-    it declares a name the body already declares at its top level (a redeclaration). Bodies of
-    folded ``if constexpr`` chains are such blocks (``{ { return x; } }``), and a return last
-    in one is then last in the body."""
-    while items and isinstance(items[-1], c_ast.Compound):
-        inner = list(items[-1].block_items or [])
-        if _top_declared(inner) & _top_declared(items[:-1]):
-            break
-        items = items[:-1] + inner
-    return items
 
 
 def _has_return(s) -> bool:

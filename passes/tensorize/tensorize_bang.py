@@ -207,15 +207,8 @@ class _Loop:
         if not inc:
             return
         items = n.stmt.block_items or [] if isinstance(n.stmt, c_ast.Compound) else [n.stmt]
-        # a plain block last in the body (the GPU lift's loop body after its index
-        # declaration) ends with the body: its statements are the body's, unless it
-        # redeclares a name declared before it
-        while items and isinstance(items[-1], c_ast.Compound):
-            inner = list(items[-1].block_items or [])
-            if {x.name for x in inner if isinstance(x, c_ast.Decl)} & \
-                    {x.name for x in items[:-1] if isinstance(x, c_ast.Decl)}:
-                break
-            items = list(items[:-1]) + inner
+        # the GPU lift's loop body after its index declaration: a plain block last
+        items = canon.open_last_block(list(items))
         self.env = {self.var: affine.Poly.sym("s:__xp_v")}
         self.locals = {self.var}
         k = 0

@@ -549,47 +549,40 @@ class _Planner:
                 return Region("hostif", [s], inner=then, orelse=orelse)
             self.kernels = before
         if self._touches(s):
-            if self.device_copies and self._device_copy(s, scope) is not None:
+            if self.device_copies and self._device_copy(s, scope):
                 return Region("copy", [s])
             return Region("single", [s])
         return Region("host", [s])
 
-    def _device_copy(self, s, scope):
+    def _device_copy(self, s, scope) -> bool:
         """``memcpy(D, S, n)`` whose buffers are both device-resident (pointer parameters,
         host arrays that become scratch buffers, rebased pointer locals; plus host-visible
         offsets) and whose byte count the host can evaluate: a device-to-device copy, not a
-        single-thread kernel (copies stay copies). (dst, src, count) nodes, else None."""
+        single-thread kernel (copies stay copies)."""
         if not (isinstance(s, c_ast.FuncCall) and isinstance(s.name, c_ast.ID) and
                 s.name.name == "memcpy" and s.args is not None and len(s.args.exprs) == 3):
-            return None
+            return False
         dst, src, count = s.args.exprs
-        if not self._host_condition(count, scope):
-            return None
-        if self._device_operand(dst, scope) is None or self._device_operand(src, scope) is None:
-            return None
-        return dst, src, count
+        return self._host_condition(count, scope) and self._device_operand(dst, scope) and \
+            self._device_operand(src, scope)
 
-    def _device_operand(self, e, scope):
-        """(base name, [host-visible offsets]) of a copy operand ``(T *) B + k``, else None."""
-        offsets = []
+    def _device_operand(self, e, scope) -> bool:
+        """A copy operand ``(T *) B + k``: ``B`` device-resident, ``k`` host-visible."""
         while True:
             if isinstance(e, c_ast.Cast):
                 e = e.expr
             elif isinstance(e, c_ast.BinaryOp) and e.op == "+" and \
                     self._host_condition(e.right, scope):
-                offsets.append(e.right)
                 e = e.left
             else:
                 break
         if not isinstance(e, c_ast.ID):
-            return None
+            return False
         decl = scope.get(e.name, False)
-        if decl is None and e.name in self.pointer_params:
-            return e.name, offsets
-        if isinstance(decl, c_ast.Decl) and isinstance(decl.type, (c_ast.ArrayDecl,
-                                                                    c_ast.PtrDecl)):
-            return e.name, offsets
-        return None
+        if decl is None:
+            return e.name in self.pointer_params
+        return isinstance(decl, c_ast.Decl) and isinstance(decl.type, (c_ast.ArrayDecl,
+                                                                        c_ast.PtrDecl))
 
     def _host_condition(self, cond, scope) -> bool:
         """``cond`` reads no device data, changes nothing and names only host-visible
