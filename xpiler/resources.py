@@ -24,7 +24,8 @@ profile (``platforms/<p>/profile.toml``, default profile):
     parallel loop is present (else 1) vs the host's cores.
 ``buffers``
     On-chip buffers (shared memory / NRAM / WRAM / SRAM / LDRAM) with bytes, and the total per
-    space in ``on_chip_bytes``.
+    space in ``on_chip_bytes``. A kernel's dynamic shared memory (``extern __shared__``) has
+    the bytes its launches pass (the largest constant third ``<<<>>>`` parameter).
 Buffers and instructions count only in the functions the entry and its launched kernels
 reach (``reachable_functions``): a helper header's unused functions are not the program's.
 
@@ -100,7 +101,9 @@ def _gpu(program, scalars, launch, prof) -> dict:
     for l in program.launches:
         grid = [evaluate(program, g, scalars, defs) for g in (l.grid or ())]
         block = [evaluate(program, b, scalars, defs) for b in (l.block or ())]
-        launches.append({"kernel": l.kernel, "from": l.caller, "grid": grid, "block": block})
+        shmem = evaluate(program, l.shmem, scalars, defs) if l.shmem else None
+        launches.append({"kernel": l.kernel, "from": l.caller, "grid": grid, "block": block,
+                         "dynamic_shared": shmem if isinstance(shmem, int) else None})
     if not program.launches and program.entry is not None and program.entry.kind == "kernel":
         grid = list((launch or {}).get("grid") or prof.get("default_grid") or [1, 1, 1])
         block = list((launch or {}).get("block") or prof.get("default_block") or [1, 1, 1])
@@ -254,15 +257,23 @@ def resources(program, scalars: dict | None = None, launch: dict | None = None) 
     else:
         par = _vnni(program, prof)
     reached = reachable_functions(program)
+    # dynamic shared memory (``extern __shared__ T a[];``): the bytes its launches pass
+    dynamic = {}
+    for l in par.get("launches", []):
+        if l.get("dynamic_shared"):
+            dynamic[l["kernel"]] = max(dynamic.get(l["kernel"], 0), l["dynamic_shared"])
     buffers, totals = [], {}
     for b in program.buffers:
         if b.space not in _ON_CHIP or reached is not None and b.function and \
                 b.function not in reached:
             continue
-        buffers.append({"name": b.name, "space": b.space, "dtype": b.dtype, "bytes": b.bytes,
+        size = b.bytes
+        if size is None and b.space == "shared" and b.function in dynamic:
+            size = dynamic.pop(b.function)      # the kernel's one dynamic allocation
+        buffers.append({"name": b.name, "space": b.space, "dtype": b.dtype, "bytes": size,
                         "function": b.function})
-        if b.bytes is not None:
-            totals[b.space] = totals.get(b.space, 0) + b.bytes
+        if size is not None:
+            totals[b.space] = totals.get(b.space, 0) + size
     capacity = {s: prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")
                 for s in totals if prof.get(f"{s}_bytes" if s != "shared" else "shared_mem_bytes")}
     calls = reachable_calls(program, reached)

@@ -3,8 +3,8 @@
 Summary
     In the entry function: ``(void) x;`` statements are dropped; then, repeatedly, a local
     (declared in the entry, not ``static``, never address-taken) that is never read - it only
-    appears as the root of the left side of plain ``=`` assignments and in its own declaration -
-    is removed together with its declaration and those assignments (when their right sides and
+    appears as the root of the left side of plain ``=`` assignments, as the array a ``memset``
+    fills and in its own declaration - is removed together with its declaration and those assignments (when their right sides and
     subscripts have no side effects); loops, ``if``s and blocks left empty (with side-effect free
     headers) are removed too. Names are compared as strings over the whole entry, so a name
     declared twice is dead only when no instance is read. What remains is what the outputs
@@ -108,6 +108,10 @@ def _reads(fdef, typedefs=None) -> tuple[set[str], set[str], set[str]]:
     def go(n):
         if n is None:
             return
+        if _memset_array(n, decls) is not None:          # fills the local array: a write, its operands are read
+            for a in n.args.exprs[1:]:
+                go(a)
+            return
         if isinstance(n, c_ast.Decl):
             if n.name and "static" not in (n.storage or []) and "extern" not in (n.storage or []):
                 declared.add(n.name)
@@ -139,14 +143,30 @@ def _reads(fdef, typedefs=None) -> tuple[set[str], set[str], set[str]]:
     return reads, declared, addressed
 
 
+def _memset_array(n, decls) -> str | None:
+    """The local array a ``memset(a, v, n)`` call fills (every declaration of the name an
+    array: memory it owns, not memory a pointer reaches), else None."""
+    if not (isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and
+            n.name.name == "memset" and n.args is not None and len(n.args.exprs) == 3):
+        return None
+    a = n.args.exprs[0]
+    while isinstance(a, c_ast.Cast):
+        a = a.expr
+    if not isinstance(a, c_ast.ID) or not decls.get(a.name) or \
+            not all(isinstance(d.type, c_ast.ArrayDecl) for d in decls[a.name]):
+        return None
+    return a.name
+
+
 def _is_void_use(s) -> bool:
     return isinstance(s, c_ast.Cast) and isinstance(s.expr, c_ast.ID) and \
         canon.type_words(s.to_type.type) == ["void"] and not isinstance(s.to_type.type, c_ast.PtrDecl)
 
 
 class _Sweep:
-    def __init__(self, dead: set[str]):
+    def __init__(self, dead: set[str], decls: dict):
         self.dead = dead
+        self.decls = decls
         self.removed = 0
 
     def items(self, items):
@@ -173,6 +193,10 @@ class _Sweep:
                 and not canon.has_side_effects(s.rvalue) and not canon.has_side_effects(s.lvalue):
             self.removed += 1
             return None
+        if _memset_array(s, self.decls) in self.dead and \
+                not any(canon.has_side_effects(a) for a in s.args.exprs[1:]):
+            self.removed += 1
+            return None
         if isinstance(s, c_ast.Compound):
             s.block_items = self.items(list(s.block_items or []))
             if not s.block_items:
@@ -191,7 +215,9 @@ class _Sweep:
             if t is None and f is None and not canon.has_side_effects(s.cond):
                 self.removed += 1
                 return None
-            s.iftrue = t if t is not None else c_ast.Compound([])
+            if t is None:            # if (c) {} else S  ->  if (!(c)) S
+                return c_ast.If(c_ast.UnaryOp("!", s.cond), f, None, s.coord)
+            s.iftrue = t
             s.iffalse = f
             return s
         if isinstance(s, (c_ast.While, c_ast.DoWhile)):
@@ -227,7 +253,11 @@ def _dead(fdef, typedefs=None) -> set[str]:
 def _run(fdef, typedefs=None) -> int:
     total = 0
     for _ in range(64):
-        sweep = _Sweep(_dead(fdef, typedefs))
+        decls: dict[str, list] = {}
+        for n in canon.walk(fdef.body):
+            if isinstance(n, c_ast.Decl) and n.name:
+                decls.setdefault(n.name, []).append(n)
+        sweep = _Sweep(_dead(fdef, typedefs), decls)
         fdef.body.block_items = sweep.items(list(fdef.body.block_items or []))
         total += sweep.removed
         if not sweep.removed:

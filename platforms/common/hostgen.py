@@ -34,16 +34,22 @@ class GpuRuntime:
     free: str
     sync: str
     d2d: str
+    # raises a kernel's dynamic shared memory limit (format fields: kernel, bytes)
+    max_dynamic_shared: str = ""
 
 
 CUDA_RUNTIME = GpuRuntime(("#include <cuda_runtime.h>", "#include <stdint.h>"),
                           "#include <cuda_fp16.h>", "cudaMalloc", "cudaMemcpy",
                           "cudaMemcpyHostToDevice", "cudaMemcpyDeviceToHost", "cudaFree",
-                          "cudaDeviceSynchronize", "cudaMemcpyDeviceToDevice")
+                          "cudaDeviceSynchronize", "cudaMemcpyDeviceToDevice",
+                          "cudaFuncSetAttribute({kernel}, "
+                          "cudaFuncAttributeMaxDynamicSharedMemorySize, {bytes});")
 HIP_RUNTIME = GpuRuntime(("#include <hip/hip_runtime.h>", "#include <stdint.h>"),
                          "#include <hip/hip_fp16.h>", "hipMalloc", "hipMemcpy",
                          "hipMemcpyHostToDevice", "hipMemcpyDeviceToHost", "hipFree",
-                         "hipDeviceSynchronize", "hipMemcpyDeviceToDevice")
+                         "hipDeviceSynchronize", "hipMemcpyDeviceToDevice",
+                         "hipFuncSetAttribute((const void *) {kernel}, "
+                         "hipFuncAttributeMaxDynamicSharedMemorySize, {bytes});")
 
 
 def element_type(param: Param) -> str:

@@ -184,17 +184,41 @@ BIG = PHASES.replace("float buf[100];", "float buf[100]; float wide[13000];").re
 ).replace("buf[99 - i] + 1.0f", "buf[99 - i] + wide[(99 - i) * 130]")
 
 
-def test_arrays_over_the_shared_limit_get_per_block_global_scratch(tmp_path):
-    _, _, text = _bind(BIG, "big", tmp_path)
+def test_arrays_over_the_static_limit_go_to_dynamic_shared_memory(tmp_path):
+    # 52,000 B: over the 48 KiB of static shared memory, within what sm_80 lets a kernel
+    # opt in to (163 KiB): the host raises the limit and passes the bytes in the launch
+    _, out, text = _bind(BIG, "big", tmp_path)
     k = _kernel(text)
     assert "__shared__ float buf[100];" in k and "__shared__ float wide" not in k
-    assert "float *wide = (float *) (__xp_scratch + ((long long) blockIdx.x) * 52224 + 0);" in k
+    assert "extern __shared__ double __xp_dyn_shared[];" in k
+    assert "float *wide = (float *) (((char *) __xp_dyn_shared) + 0);" in k
     host = text[text.index('extern "C"'):]
-    assert "cudaMalloc((void **) (&__xp_scratch), ((unsigned long long) __xp_g0) * 52224);" in host
-    assert "cudaFree(__xp_scratch);" in host
+    assert "cudaFuncSetAttribute(phases_k0, cudaFuncAttributeMaxDynamicSharedMemorySize, 52096);" \
+        in host
+    assert re.search(r"phases_k0<<<dim3\(.*\), dim3\(\d+\), 52096>>>", host)
+    assert "__xp_scratch" not in text
+    from xpiler.resources import resources
+    assert resources(out)["on_chip_bytes"] == {"shared": 400 + 52096}
     rng = np.random.default_rng(5)
     x = rng.standard_normal(2400).astype(np.float32)
     _run_both(BIG, text, "big", tmp_path, [x, np.zeros(2400, np.float32)])
+
+
+HUGE = BIG.replace("float wide[13000];", "float wide[45000];")
+
+
+def test_arrays_over_the_opt_in_limit_get_per_block_global_scratch(tmp_path):
+    _, _, text = _bind(HUGE, "huge", tmp_path)
+    k = _kernel(text)
+    assert "__shared__ float buf[100];" in k and "__xp_dyn_shared" not in text
+    assert "float *wide = (float *) (__xp_scratch + ((long long) blockIdx.x) * 180224 + 0);" in k
+    host = text[text.index('extern "C"'):]
+    assert "cudaMalloc((void **) (&__xp_scratch), ((unsigned long long) __xp_g0) * 180224);" \
+        in host
+    assert "cudaFree(__xp_scratch);" in host
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(2400).astype(np.float32)
+    _run_both(HUGE, text, "huge", tmp_path, [x, np.zeros(2400, np.float32)])
 
 
 def test_one_level_is_kept_when_nothing_inside_is_parallel(tmp_path):

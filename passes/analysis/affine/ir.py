@@ -193,6 +193,49 @@ def subst_var(ir, old: str, new: str):
     return tuple(subst_var(x, old, new) if isinstance(x, tuple) else x for x in ir)
 
 
+def _sum_terms(ir) -> list:
+    return _sum_terms(ir[1]) + _sum_terms(ir[2]) if ir[0] == "+" else [ir]
+
+
+def _quotient_times(term):
+    """(x, d, kind) of ``(x / d) * d`` (either operand order; ``fdiv``: a shift), else None."""
+    if term[0] != "*":
+        return None
+    for q, m in ((term[1], term[2]), (term[2], term[1])):
+        if q[0] in ("/", "fdiv") and q[2] == m:
+            return q[1], q[2], q[0]
+    return None
+
+
+def recombine_divmod(ir):
+    """A sum with the terms ``(x / d) * d`` and ``x % d`` reads ``x`` there: C's ``/`` and
+    ``%`` satisfy ``x == (x / d) * d + x % d`` for every ``x`` and ``d != 0`` (``fdiv`` /
+    ``fmod`` likewise). A flattened index split into coordinates and put back together
+    (``(i / (h*w)) * (h*w) + (i % (h*w) / w) * w + i % (h*w) % w``) is ``i`` again."""
+    terms = _sum_terms(ir)
+    if len(terms) < 2:
+        return ir
+    changed = True
+    while changed:
+        changed = False
+        for a, t in enumerate(terms):
+            qt = _quotient_times(t)
+            if qt is None:
+                continue
+            x, d, kind = qt
+            rem = ("%" if kind == "/" else "fmod", x, d)
+            b = next((b for b, u in enumerate(terms) if b != a and u == rem), None)
+            if b is None:
+                continue
+            terms = [u for k, u in enumerate(terms) if k not in (a, b)] + [x]
+            changed = True
+            break
+    out = terms[0]
+    for t in terms[1:]:
+        out = ("+", out, t)
+    return out
+
+
 def const_ir(ir) -> int | None:
     """Value of an IR built from integer constants only (``256u * 4u`` -> 1024), else None."""
     if not ir:

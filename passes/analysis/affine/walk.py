@@ -13,7 +13,7 @@ from pycparser import c_ast
 
 from .ir import (
     Access, CHECK_CALLS, IR, LoopInfo, MEM_FUNCTIONS, NestInfo, PURE_FUNCTIONS, Var,
-    bytes_of_words, const_ir, is_int_type, is_int_words, locals_in, subst_var, type_names, type_names_text)
+    bytes_of_words, const_ir, is_int_type, is_int_words, locals_in, recombine_divmod, subst_var, type_names, type_names_text)
 
 
 class _Walker(c_ast.NodeVisitor):
@@ -149,7 +149,7 @@ class _Walker(c_ast.NodeVisitor):
                         # ``n & ~15``: n rounded down to a multiple of 16 (two's complement)
                         return ("*", ("fdiv", a, ("c", ~b[1] + 1)), ("c", ~b[1] + 1))
                     return None
-                return (op, a, b)
+                return recombine_divmod((op, a, b)) if op == "+" else (op, a, b)
             case c_ast.TernaryOp(cond=c, iftrue=t, iffalse=f):
                 cc = self.cond(c)
                 known = _const_cond(cc)
@@ -220,7 +220,8 @@ class _Walker(c_ast.NodeVisitor):
                     if size is None:
                         return (base[0], None)
                     return (base[0], ("bytes", (op, base[1][1], ("*", off, ("c", size)))))
-                return (base[0], (op, base[1], off))
+                return (base[0], recombine_divmod((op, base[1], off)) if op == "+" else
+                        (op, base[1], off))
             case c_ast.ArrayRef():
                 return self._decayed_row(e)
             case c_ast.UnaryOp(op="&", expr=c_ast.ArrayRef() as ref):
@@ -365,7 +366,7 @@ class _Walker(c_ast.NodeVisitor):
             return (base[0], ("bytes", ("+", base[1][1], ("*", si, ("c", size))), size),
                     base[0] in self.params)
         idx = None if si is None or base[1] is None else \
-            si if base[1] == ("c", 0) else ("+", base[1], si)
+            si if base[1] == ("c", 0) else recombine_divmod(("+", base[1], si))
         return (base[0], idx, base[0] in self.params)
 
     # -- recording ---------------------------------------------------------------------

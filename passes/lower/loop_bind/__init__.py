@@ -173,20 +173,23 @@ def _diag(program, code: str, message: str, node=None) -> Diagnostic:
 
 
 def plan(program, block: int = 256, extents: dict | None = None, levels: int = 1,
-         shared_limit: int = 0, device_copies: bool = False) -> tuple[Plan | None, list[Diagnostic]]:
+         shared_limit: int = 0, device_copies: bool = False,
+         dynamic_limit: int = 0) -> tuple[Plan | None, list[Diagnostic]]:
     """The lowering plan, or None with the diagnostics that refuse it (legality). With
     ``levels=2`` kernel regions get a two-level schedule (``loop_bind_blocks``) where one
-    applies within ``shared_limit`` bytes of shared memory per block. With ``device_copies``
+    applies within ``shared_limit`` bytes of static shared memory per block (and up to
+    ``dynamic_limit`` bytes in all with dynamic shared memory). With ``device_copies``
     a ``memcpy`` between device buffers is a ``copy`` region (the caller emits the runtime's
     device-to-device copy), else a single-thread region."""
     try:
         return _plan_promoting(program, block, extents, levels, shared_limit,
-                               device_copies), []
+                               device_copies, dynamic_limit), []
     except BindError as exc:
         return None, [_diag(program, exc.code, exc.message, exc.node)]
 
 
-def _plan_promoting(program, block, extents, levels, shared_limit, device_copies) -> Plan:
+def _plan_promoting(program, block, extents, levels, shared_limit, device_copies,
+                    dynamic_limit=0) -> Plan:
     """``_plan`` of the program with ``sizeof`` of local arrays folded; a host scalar that
     device code computes (a reduction's result read by later device statements) becomes a
     one-element array, which device code reaches as a buffer, and the plan is made again."""
@@ -194,7 +197,8 @@ def _plan_promoting(program, block, extents, levels, shared_limit, device_copies
     promoted: list[str] = []
     while True:
         try:
-            the_plan = _plan(program, block, extents, levels, shared_limit, device_copies)
+            the_plan = _plan(program, block, extents, levels, shared_limit, device_copies,
+                             dynamic_limit)
             the_plan.program = program
             return the_plan
         except BindError as exc:
@@ -252,7 +256,7 @@ def _with_parents(node, parent=None):
 
 
 def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
-          shared_limit: int = 0, device_copies: bool = False) -> Plan:
+          shared_limit: int = 0, device_copies: bool = False, dynamic_limit: int = 0) -> Plan:
     if not 1 <= block <= 1024:
         raise BindError("XP-BIND-004", f"block={block}: CUDA/HIP blocks hold 1..1024 threads")
     if levels not in (1, 2):
@@ -298,7 +302,7 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
             raise BindError("XP-BIND-002", f"the number of elements of '{name}' the program "
                             "accesses is not computable (non-affine subscript or bound)",
                             acc.node if acc else None)
-    builder = _Planner(program, info, block, levels, shared_limit, device_copies)
+    builder = _Planner(program, info, block, levels, shared_limit, device_copies, dynamic_limit)
     params = [p.name for p in program.entry.params]
     regions = builder.partition(list(info.function.body.block_items or []),
                                 {n: None for n in params})
@@ -435,10 +439,11 @@ def _names(stmts) -> _Names:
 
 class _Planner:
     def __init__(self, program, info: affine.NestInfo, block: int, levels: int = 1,
-                 shared_limit: int = 0, device_copies: bool = False):
+                 shared_limit: int = 0, device_copies: bool = False, dynamic_limit: int = 0):
         self.program, self.info, self.block = program, info, block
         self.device_copies = device_copies
         self.levels, self.shared_limit = levels, shared_limit
+        self.dynamic_limit = dynamic_limit
         # file-scope names and named constants a host condition may read
         self.globals_ = set(canon.file_scope_decls(program.ast)) | \
             set((program.facts or {}).get("constants") or {})
@@ -749,11 +754,12 @@ class _Planner:
             r.sched = blocks.schedule(r.loops[0], self.info, min(self.block, 1024),
                                       self.shared_limit,
                                       self.program.facts.get("constants") or {},
-                                      self._reserved())
+                                      self._reserved(), self.dynamic_limit)
         except blocks.NotTwoLevel as exc:
             self.two_level.append((r.name, str(exc)))
             return
-        if len(r.loops) == 2 and not r.sched.shared and not r.sched.scratch:
+        if len(r.loops) == 2 and not r.sched.shared and not r.sched.scratch and \
+                not r.sched.dynamic:
             r.sched = None               # the fused band already spreads both loops over threads
             self.two_level.append((r.name, "two fused parallel loops, no local arrays"))
             return
@@ -1218,16 +1224,20 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
         None, [], None, c_ast.IdentifierType(["unsigned"]))), c_ast.ID(f"__xp_g{k}")))
     blk = _dim3(c_ast.Constant("int", str(b)))
     body = stmts[1].iftrue.block_items
+    from platforms.common.hostgen import CUDA_RUNTIME
+    rt = rt or CUDA_RUNTIME
+    dynamic = region.sched.dynamic_bytes if region.sched is not None else 0
+    if dynamic:                          # arrays over the static limit: opt in, pass the bytes
+        body += parse_snippet(rt.max_dynamic_shared.format(kernel=region.name, bytes=dynamic))
+    launch = _launch(region.name, grid, blk, args, dynamic)
     if region.sched is not None and region.sched.scratch_bytes:
-        from platforms.common.hostgen import CUDA_RUNTIME
-        rt = rt or CUDA_RUNTIME
         body += parse_snippet(
             f"char *__xp_scratch = 0; {rt.malloc}((void **)&__xp_scratch, "
             f"(unsigned long long) __xp_g{k} * {region.sched.scratch_bytes});")
-        body.append(_launch(region.name, grid, blk, args))
+        body.append(launch)
         body += parse_snippet(f"{rt.free}(__xp_scratch);")
     else:
-        body.append(_launch(region.name, grid, blk, args))
+        body.append(launch)
     return [c_ast.Compound(stmts)]
 
 
@@ -1250,10 +1260,13 @@ def _dim3(e):
     return c_ast.FuncCall(c_ast.ID("dim3"), c_ast.ExprList([e]))
 
 
-def _launch(kernel: str, grid, block, args):
+def _launch(kernel: str, grid, block, args, dynamic_shared: int = 0):
     from platforms.common.lexer import LAUNCH
 
-    inner = c_ast.FuncCall(c_ast.ID(LAUNCH), c_ast.ExprList([c_ast.ID(kernel), grid, block]))
+    config = [c_ast.ID(kernel), grid, block]
+    if dynamic_shared:
+        config.append(c_ast.Constant("int", str(dynamic_shared)))
+    inner = c_ast.FuncCall(c_ast.ID(LAUNCH), c_ast.ExprList(config))
     return c_ast.FuncCall(inner, c_ast.ExprList(args))
 
 
@@ -1353,6 +1366,16 @@ def _shared_limit(to: str) -> int:
     return int(platforms.profile(to).get("shared_mem_bytes") or 0) if to in ("cuda", "hip") else 0
 
 
+def _dynamic_limit(to: str) -> int:
+    """Shared memory per block (static + dynamic) a kernel may opt in to on the target's
+    default profile (``cudaFuncAttributeMaxDynamicSharedMemorySize``; bytes)."""
+    import platforms
+    if to not in ("cuda", "hip"):
+        return 0
+    prof = platforms.profile(to)
+    return int(prof.get("shared_mem_optin_bytes") or prof.get("shared_mem_bytes") or 0)
+
+
 def _target_path(path: str, to: str) -> str:
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
     return stem + (".cu" if to == "cuda" else ".hip")
@@ -1383,7 +1406,7 @@ def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     if stuck:
         return [_wrapper_clash(program, stuck)]
     the_plan, problems = plan(program, block, given, levels, _shared_limit(to),
-                              device_copies=True)
+                              device_copies=True, dynamic_limit=_dynamic_limit(to))
     if the_plan is None:
         return problems
     program = the_plan.program

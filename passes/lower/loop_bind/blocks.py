@@ -8,7 +8,10 @@ Summary
 
     - local arrays declared at phase level of the body (the former NRAM buffers) become
       ``__shared__`` arrays of the block while they fit the profile's ``shared_mem_bytes``
-      (declaration order); the others become this block's slice of a global scratch buffer
+      (declaration order); the next ones views into dynamic shared memory while static and
+      dynamic together fit what a kernel may opt in to (``shared_mem_optin_bytes``: the host
+      raises ``MaxDynamicSharedMemorySize`` and passes the bytes in the launch); the others
+      become this block's slice of a global scratch buffer
       (``__xp_scratch``, grid x slice bytes, allocated by the host around the launch); an
       initialised table that is only read stays a per-thread copy;
     - loops of the body without a loop-carried dependence (``affine.parallel``, Z3) become
@@ -64,6 +67,8 @@ MIN_BLOCK = 64
 WARP = 32
 SCRATCH_ALIGN = 256          # bytes; per-block global scratch slices and arrays in them
 SCRATCH_BUDGET = 1 << 28     # bytes of per-block scratch over the whole grid (caps the grid)
+DYNAMIC_ALIGN = 128          # bytes; arrays in dynamic shared memory
+DYNAMIC_NAME = "__xp_dyn_shared"
 HALF_TYPES = {"_Float16": 2, "half": 2, "__half": 2, "__fp16": 2, "__bf16": 2,
               "bfloat16_t": 2, "__nv_bfloat16": 2, "hip_bfloat16": 2}
 PREFER_THREADS = 64          # bind a parallel loop with inner parallel loops when >= this count
@@ -82,6 +87,8 @@ class Schedule:
     shared_bytes: int = 0
     scratch: list = field(default_factory=list)    # (Decl, bytes, dims, offset) per block
     scratch_bytes: int = 0              # per-block global scratch (arrays over the limit)
+    dynamic: list = field(default_factory=list)    # (Decl, bytes, dims, offset) dynamic shared
+    dynamic_bytes: int = 0              # dynamic shared memory per block (launch parameter)
     notes: list = field(default_factory=list)
 
 
@@ -102,11 +109,12 @@ class _State:
 
 def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
              shared_limit: int, constants: dict | None = None,
-             reserved: frozenset = frozenset()) -> Schedule:
+             reserved: frozenset = frozenset(), dynamic_limit: int = 0) -> Schedule:
     """The two-level schedule of the body of ``loop`` (raises NotTwoLevel); ``constants``:
     the program's named integer constants (macros), for array bounds; ``reserved``: names
     of the kernel's parameters and file-scope declarations (a hoisted array must not take
-    the place of one of them)."""
+    the place of one of them); ``dynamic_limit``: shared memory per block, static and
+    dynamic together, a kernel may opt in to (0: static only)."""
     s = _Scheduler(info, shared_limit, constants or {})
     s.body = loop.node.stmt
     body = loop.node.stmt
@@ -135,6 +143,7 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
             raise NotTwoLevel(f"array '{d.name}' is declared more than once in the kernel or "
                               "shadows a parameter or file-scope name")
     shared, scratch, used, off = [], [], 0, 0
+    dynamic, dyn = [], 0
     for d, n, dims in s.shared:         # on chip while they fit, in declaration order
         if used + n <= shared_limit:
             shared.append((d, n, dims))
@@ -143,6 +152,11 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
         why = _whole_array_use(loop.node, d.name)
         if why:
             raise NotTwoLevel(f"array '{d.name}' does not fit in shared memory and {why}")
+        slot = (n + DYNAMIC_ALIGN - 1) // DYNAMIC_ALIGN * DYNAMIC_ALIGN
+        if used + dyn + slot <= dynamic_limit:     # over the static limit: dynamic, opted in
+            dynamic.append((d, n, dims, dyn))
+            dyn += slot
+            continue
         scratch.append((d, n, dims, off))
         off += (n + SCRATCH_ALIGN - 1) // SCRATCH_ALIGN * SCRATCH_ALIGN
     if not s.thread_loops:
@@ -163,7 +177,7 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
     else:
         block = max_block
     block = min(block, max_block)
-    return Schedule(items, shared, s.thread_loops, block, used, scratch, off)
+    return Schedule(items, shared, s.thread_loops, block, used, scratch, off, dynamic, dyn)
 
 
 def _read_only(body, name: str) -> bool:
@@ -592,9 +606,23 @@ def build(sched: Schedule, clean, info) -> tuple[list, list]:
             t.dim = c_ast.Constant("int", str(x))
             t = t.type
         shared.append(nd)
+    if sched.dynamic:
+        dyn = _parse_decl(f"extern double {DYNAMIC_NAME}[];")
+        dyn.storage = ["extern", "__shared__"]
+        shared.append(dyn)
+    for d, _, dims, off in sched.dynamic:
+        shared.append(_view(d, dims, f"(char *) {DYNAMIC_NAME} + {off}"))
     for d, _, dims, off in sched.scratch:
         shared.append(_scratch_view(d, dims, off, sched.scratch_bytes))
     return shared, _items(sched.items, clean, hoisted, info)
+
+
+def _parse_decl(text: str) -> c_ast.Decl:
+    from pycparser.c_parser import CParser
+
+    decl = CParser().parse(f"void __xp_tmpl(void) {{ {text} }}").ext[-1].body.block_items[0]
+    strip_coords(decl)
+    return decl
 
 
 def _sync():
@@ -703,6 +731,12 @@ def _collapsed(body, band, info) -> c_ast.Compound:
 def _scratch_view(d: c_ast.Decl, dims: tuple, off: int, per_block: int) -> c_ast.Decl:
     """``T (*name)[d1]... = (T (*)[d1]...) (__xp_scratch + (long long) blockIdx.x * per_block
     + off);``: an array over the shared limit as this block's slice of global scratch."""
+    return _view(d, dims, f"__xp_scratch + (long long) blockIdx.x * {per_block} + {off}")
+
+
+def _view(d: c_ast.Decl, dims: tuple, address: str) -> c_ast.Decl:
+    """``T (*name)[d1]... = (T (*)[d1]...) (address);``: array ``d`` placed at ``address``
+    (a ``char *`` expression)."""
     from pycparser.c_parser import CParser
 
     from platforms.common.generator import type_text
@@ -714,7 +748,7 @@ def _scratch_view(d: c_ast.Decl, dims: tuple, off: int, per_block: int) -> c_ast
         t = c_ast.ArrayDecl(t, c_ast.Constant("int", str(x)), [])
     ptype = type_text(c_ast.PtrDecl([], t))
     code = (f"void __xp_tmpl(char *__xp_scratch) {{ {param_decls([(d.name, ptype)])} = "
-            f"({ptype}) (__xp_scratch + (long long) blockIdx.x * {per_block} + {off}); }}")
+            f"({ptype}) ({address}); }}")
     ast = CParser().parse(typedefs([("", ptype)]) + code)
     decl = ast.ext[-1].body.block_items[0]
     strip_coords(decl)

@@ -10,10 +10,12 @@ region this module decides how the tile reaches it:
   window ``[lo, hi]`` is copied GDRAM -> NRAM before the tile and, for a written buffer, back
   afterwards. Its length must be ``alpha * (imax - imin) + beta`` with ``alpha``/``beta`` free of
   ``imin`` (so a tile size can be chosen for the NRAM capacity).
-* a written buffer is staged only when the tile's writes cover its window densely (one
-  contiguous run per tile, every element written unconditionally: a mixed-radix subscript
-  over rectangular inner loops, no guards, no early exits) and every read lies inside that
-  run, so copying the window back can never overwrite another task's elements;
+* a written buffer is staged when copying its window back can never overwrite another
+  task's elements: either the tile's writes cover the window densely (one contiguous run per
+  tile, every element written unconditionally: a mixed-radix subscript over rectangular
+  inner loops, no guards, no early exits) and every read lies inside that run, or the
+  windows of two different iterations of the bound loop never overlap (guarded or sparse
+  writes: the tile loads its window, writes part of it, copies it all back);
 * ``direct``: anything else keeps its GDRAM accesses (scalar loads/stores: correct, slow).
 
 Nothing here rewrites code; ``task_bind`` does.
@@ -253,19 +255,56 @@ def _decide(bp: BufferPlan, info, bound, fake, parents, body_root) -> None:
         bp.mode, bp.reason = "direct", "the pointer is used other than by subscripts"
         return
     if bp.written:
-        writes = [(a, p) for a, p in zip(bp.accesses, polys) if a.write]
-        for acc, p in writes:
-            if not (_unconditional(acc, bound, parents) and _dense(p, acc, bound)):
-                bp.mode, bp.reason = "direct", "the writes do not cover the window densely"
-                return
-            inner = [lp for lp in acc.loops if bound in lp.ancestors()]
-            wlo, whi = extreme(p, [fake] + inner, False), extreme(p, [fake] + inner, True)
-            if wlo is None or whi is None or (wlo - lo).t or (whi - hi).t:
-                bp.mode, bp.reason = "direct", "reads outside the written run"
-                return
+        why = _covered(bp, polys, lo, hi, bound, fake, parents)
+        if why and not _iterations_apart(lo, hi, bound.step):
+            bp.mode, bp.reason = "direct", why
         return
     keys = lo.keys() | hi.keys()
     bp.hoist = _KIMIN not in keys and _KIMAX not in keys
+
+
+def _covered(bp: BufferPlan, polys, lo, hi, bound, fake, parents) -> str:
+    """'' when the tile's writes cover its window densely and every read lies in that run;
+    else why not."""
+    for acc, p in zip(bp.accesses, polys):
+        if not acc.write:
+            continue
+        if not (_unconditional(acc, bound, parents) and _dense(p, acc, bound)):
+            return "the writes do not cover the window densely"
+        inner = [lp for lp in acc.loops if bound in lp.ancestors()]
+        wlo, whi = extreme(p, [fake] + inner, False), extreme(p, [fake] + inner, True)
+        if wlo is None or whi is None or (wlo - lo).t or (whi - hi).t:
+            return "reads outside the written run"
+    return ""
+
+
+def _iterations_apart(lo: affine.Poly, hi: affine.Poly, step: int) -> bool:
+    """The windows of two different iterations of the bound loop never overlap: the window of
+    iteration ``i`` is ``[a*i + cl, a*i + ch]`` with ``a > 0`` and ``ch - cl + 1 <= a * step``.
+    Then the windows of disjoint tiles are disjoint too, so a tile may load its whole window,
+    write some of it (under guards, sparsely) and copy all of it back: the elements it did not
+    write go back with the values it loaded, which no other task writes."""
+    if _KIMAX in lo.keys() or _KIMIN in hi.keys():
+        return False
+    sl, sh = lo.split(_KIMIN), hi.split(_KIMAX)
+    if sl is None or sh is None:
+        return False
+    (a, cl), (ah, ch) = sl, sh
+    if (a - ah).t or _loop_keys(a) or _loop_keys(cl) or _loop_keys(ch):
+        return False
+    if _positive(a) is not True:
+        return False
+    room = a * affine.Poly.const(step) - (ch - cl + affine.Poly.const(1))
+    return _positive(room + affine.Poly.const(1)) is True
+
+
+def _positive(p: affine.Poly) -> bool | None:
+    """``p > 0`` for every value of the scalars >= 0 (None: not proved)."""
+    q = p - affine.Poly.const(1)
+    s = q.sign()
+    if s is None:
+        s = affine.sign_when_running(q, [])
+    return None if s is None else s >= 0
 
 
 def _pick(polys, smaller: bool):

@@ -413,11 +413,14 @@ inline void config_rule(bool ok, const char *fmt, ...) {
   warn("%s (lenient mode: running anyway)", msg);
 }
 
-inline long long shared_limit_total() {
+// Static + dynamic shared memory a block of a kernel with `static_bytes` may use. The opt-in
+// attribute bounds the dynamic part (CUDA: "the sum of this value and sharedSizeBytes cannot
+// exceed cudaDevAttrMaxSharedMemoryPerBlockOptin").
+inline long long shared_limit_total(long long static_bytes) {
   long long base = options().shared_mem_bytes;
   long long optin = dyn_shared_optin();
   long long cap = XP_SHARED_OPTIN_BYTES > 0 ? (long long)XP_SHARED_OPTIN_BYTES : base;
-  if (optin > base) base = std::min(optin, cap);
+  if (optin > base - static_bytes) base = std::max(base, std::min(static_bytes + optin, cap));
   return base;
 }
 
@@ -427,12 +430,12 @@ inline void check_shared_limits() {
   long long base = options().shared_mem_bytes;
   long long total = (long long)L.static_bytes + (long long)L.dyn_bytes;
   bool ok_static = (long long)L.static_bytes <= base;
-  bool ok_total = total <= shared_limit_total();
+  bool ok_total = total <= shared_limit_total((long long)L.static_bytes);
   if (!ok_static || !ok_total) {
     L.warned_shared = true;
     config_rule(false, "kernel %s uses %zu bytes of static + %zu bytes of dynamic shared memory per block; "
                 "the device allows %lld bytes (static <= %lld%s)", L.name, L.static_bytes, L.dyn_bytes,
-                shared_limit_total(), base,
+                shared_limit_total((long long)L.static_bytes), base,
                 XP_SHARED_OPTIN_BYTES > 0 ? "; more dynamic memory needs cudaFuncSetAttribute(MaxDynamicSharedMemorySize)" : "");
   }
 }
