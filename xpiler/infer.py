@@ -42,7 +42,14 @@ How
        wrapper copies back device buffers the kernel never wrote, e.g. when a mode scalar is
        outside the values the kernel handles), is a degenerate input (e.g. all work guarded off)
        and is passed over while another candidate may do better.
-    4. Footprint: a guessed size that held is usually larger than what the source touches, and
+    4. Grid (a CUDA/HIP kernel entry launched with no given launch): the profile's default
+       launch (one block) may cover only part of the problem the scalars describe (a kernel
+       that maps one row per warp covers ``blockDim / warpSize`` rows), leaving most of the
+       outputs unwritten and the scalars meaningless. The grid's x dimension is doubled while
+       the source, run on the same arguments, writes more output elements (at most
+       ``GRID_MAX`` blocks, within the budget); a grid-stride kernel stops at the first try.
+       The launch found is the verification launch (``Inference.launch``).
+    5. Footprint: a guessed size that held is usually larger than what the source touches, and
        a buffer larger than the source's footprint hides a translation that reads past it. Each
        guessed pointer is cut to the smallest size (to the 64-byte granule) at which guarded
        runs of the source stay in bounds (binary search, at most ``SHRINK_BUDGET`` seconds).
@@ -79,6 +86,7 @@ MAX_ELEMENTS = 1 << 24                   # never allocate more than this per poi
 SHRINK_BUDGET = 20.0                     # seconds spent cutting guessed sizes to the footprint
 BUDGET = 20.0                            # seconds for the whole inference (translate --infer-budget)
 GROWTHS = 6                              # times a guessed pointer size grows after an overrun, per value
+GRID_MAX = 256                           # blocks the grid of a kernel entry grows to at most
 
 
 @dataclass
@@ -105,18 +113,21 @@ class Inference:
     reason: str = ""
     args: list | None = None
     analysis: str = ""                              # what the static analysis could say
+    launch: dict | None = None                      # a kernel entry's launch, when one was chosen
 
     def describe(self) -> str:
         if not self.ok:
             return f"no verification inputs: {self.reason}"
         vals = ", ".join(f"{k}={v}" for k, v in self.scalars.items()) or "no scalars"
         sizes = ", ".join(f"{k}[{v}]" for k, v in self.sizes.items())
-        return f"inferred inputs: {vals}; {sizes} (confirmed by a guarded run of the source)"
+        grid = f"; grid {self.launch['grid'][0]} x block {self.launch['block'][0]}" \
+            if self.launch else ""
+        return f"inferred inputs: {vals}; {sizes}{grid} (confirmed by a guarded run of the source)"
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "scalars": self.scalars, "sizes": self.sizes,
                 "rules": [r.to_json() for r in self.rules], "tried": self.tried,
-                "reason": self.reason, "analysis": self.analysis}
+                "reason": self.reason, "analysis": self.analysis, "launch": self.launch}
 
 
 def _int_scalar(p) -> bool:
@@ -570,6 +581,12 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                           f"candidate worked; {inf.reason}")
         return inf
     scalars, sizes, args = safe
+    if launch is None and program.entry.kind == "kernel" and program.platform in ("cuda", "hip") \
+            and outs and time.monotonic() < deadline:
+        launch, grown = _grow_grid(program, path, args, outs, timeout, deadline)
+        if launch is not None:
+            inf.launch = launch
+            inf.analysis += "; " + grown
     if needs_guess:
         shrunk = _shrink_to_footprint(program, path, [r.pointer for r in rules if r.fallback],
                                       sizes, args, timeout, launch,
@@ -581,6 +598,46 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                              "stay inside): " + ", ".join(f"{n}[{sizes[n]}]" for n in shrunk))
     inf.ok, inf.scalars, inf.sizes, inf.args = True, scalars, sizes, args
     return inf
+
+
+def _grow_grid(program, path, args, outs, timeout, deadline) -> tuple[dict | None, str]:
+    """(launch, what was done) of a kernel entry whose default one-block grid covers only part
+    of the outputs: the grid's x dimension doubled while a run of the source on ``args`` writes
+    more output elements; (None, "") when the default already writes as many."""
+    import time
+
+    import numpy as np
+
+    import platforms
+    from .ir.errors import XpilerError
+    from .run import run_kernel
+
+    prof = platforms.profile(program.platform)
+    grid = [int(x) for x in (prof.get("default_grid") or [1, 1, 1])]
+    block = [int(x) for x in (prof.get("default_block") or [256, 1, 1])]
+
+    def written(launch) -> int | None:
+        run = [a.copy() if hasattr(a, "copy") else a for a in args]
+        try:
+            run_kernel(path, args=run, program=program, timeout=timeout, launch=launch)
+        except XpilerError:
+            return None
+        return sum(int(np.count_nonzero(a != b)) for p, a, b in zip(program.params, run, args)
+                   if p in outs)
+
+    first = written({"grid": grid, "block": block})
+    best, count = None, first
+    blocks = grid[0]
+    while first is not None and blocks * 2 <= GRID_MAX and time.monotonic() < deadline:
+        launch = {"grid": [blocks * 2] + grid[1:], "block": block}
+        more = written(launch)
+        if more is None or more <= count:
+            break
+        best, count, blocks = launch, more, blocks * 2
+    if best is None:
+        return None, ""
+    return best, (f"grid grown from {grid[0]} to {blocks} blocks of {block[0]} threads (the source "
+                  f"writes {count} output elements, {first} with the default launch)")
 
 
 SECOND_BUDGET = 10.0                     # seconds for finding the second size (translate --second-size)

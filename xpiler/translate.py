@@ -128,7 +128,7 @@ def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:
 def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infer: bool = True,
             timeout: float = 60, report: "TranslationReport | None" = None, infer_budget: float | None = None):
     """(args, description, launch) or (None, reason, None); launch is a case file's launch for a
-    kernel-only source. Without --arg, --config or a case file the inputs are inferred
+    kernel-only source, or the one the inference chose (``Inference.launch``). Without --arg, --config or a case file the inputs are inferred
     (``xpiler.infer``) unless ``infer`` is False; the inference is recorded in ``report``."""
     from .verify import make_args
 
@@ -149,7 +149,7 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infe
             report.inference = inf.to_json()
         if not inf.ok:
             return None, f"{inf.describe()}; give --arg for {', '.join(missing)} and the pointers", None
-        return inf.args, f"command-line --arg with {inf.describe()}", None
+        return inf.args, f"command-line --arg with {inf.describe()}", inf.launch
     case_path = Path(config) if config else src.with_suffix(".json")
     if config and not case_path.exists():
         raise UsageError(f"config file {config} not found")
@@ -183,7 +183,7 @@ def _inputs(program, src: Path, specs: dict, config: str | None, seed: int, infe
         report.inference = inf.to_json()
     if not inf.ok:
         return None, f"{inf.describe()}; {hint}", None
-    return inf.args, inf.describe(), None
+    return inf.args, inf.describe(), inf.launch
 
 
 def _declared_extents(program, src: Path, config: str | None, specs: dict) -> str:

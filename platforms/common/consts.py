@@ -20,6 +20,8 @@ ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int8": 1, 
 _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+|\d+|[A-Za-z_]\w*|<<|>>|[-+*/%()&|^~])")
 _INT_SUFFIX = re.compile(r"^(0[xX][0-9a-fA-F]+|\d+)[uUlL]*$")
 _SIZEOF = re.compile(r"sizeof\s*\(\s*([A-Za-z_][\w\s]*?)\s*\)")
+_STD_MIN_MAX = re.compile(r"\b(?:std)?::\s*(min|max)\b")
+_MIN_MAX = re.compile(r"\b(?:min|max)\s*\(")
 _CONDITIONAL = re.compile(r"[?<>!=]=?|&&|\|\|")      # ?:, comparisons, logic: evaluated as C
 
 
@@ -65,7 +67,8 @@ class ConstantTable:
             return None
         text = _SIZEOF.sub(self._sizeof, text)
         text = re.sub(r"\(\s*(?:unsigned\s+)?(?:int|long|size_t|int64_t|int32_t)\s*\)", "", text)
-        if _CONDITIONAL.search(text):
+        text = _STD_MIN_MAX.sub(r"\1", text)
+        if _CONDITIONAL.search(text) or _MIN_MAX.search(text):
             return self._evaluate_c(text)
         pieces, pos = [], 0
         while pos < len(text):
@@ -109,6 +112,10 @@ class ConstantTable:
             return value
         if isinstance(e, c_ast.Cast):
             return self._c_value(e.expr)
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and \
+                e.name.name in ("min", "max") and e.args is not None and len(e.args.exprs) == 2:
+            a, b = (self._c_value(x) for x in e.args.exprs)      # a launch's std::min(128, n)
+            return min(a, b) if e.name.name == "min" else max(a, b)
         if isinstance(e, c_ast.TernaryOp):
             return self._c_value(e.iftrue if self._c_value(e.cond) else e.iffalse)
         if isinstance(e, c_ast.UnaryOp) and e.op in _C_UNARY:

@@ -566,3 +566,35 @@ def test_row_pointers_get_sorted_offsets_when_indices_leave_most_outputs_undefin
     assert "sorted offsets" in inf.tried[-1]["outcome"], inf.tried
     ptr = inf.args[0]
     assert (np.diff(ptr) >= 0).all()
+
+
+ROW_PER_WARP_CU = r"""
+__global__ void rowmax(const float* in, float* out, int rows, int cols) {
+  int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  float m = -1e30f;
+  for (int c = lane; c < cols; c += 32) m = fmaxf(m, in[row * cols + c]);
+  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, o));
+  if (lane == 0) out[row] = m;
+}
+"""
+
+
+def test_a_kernel_entry_gets_a_grid_covering_its_rows(tmp_path, capsys):
+    """One row per warp: the default launch (one block of 256 threads) covers 8 of the 16 rows
+    the scalars describe. The grid grows while the source writes more (2 blocks: all 16 rows;
+    4 blocks write no more), and that launch is the verification launch."""
+    src = _write(tmp_path, "rowmax.cu", ROW_PER_WARP_CU)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.scalars == {"rows": 16, "cols": 32}, inf.to_json()   # distinct values
+    assert inf.launch == {"grid": [2, 1, 1], "block": [256, 1, 1]}
+    assert "grid grown from 1 to 2 blocks" in inf.analysis and "grid 2 x block 256" in inf.describe()
+    # a kernel whose one block already covers the problem keeps the default launch
+    plain = _write(tmp_path, "scale.cu", SCALE_CU)
+    assert infer_inputs(parse_file(plain), plain).launch is None
+    out = tmp_path / "rowmax.hip"
+    assert main(["translate", str(src), "--to", "hip", "-o", str(out),
+                 "--report", str(tmp_path / "r.json")]) == 0
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["status"] == "verified" and "grid 2 x block 256" in rep["inputs"]

@@ -137,3 +137,25 @@ def test_qualified_intrinsic_calls_are_reached():
     root = Path(__file__).resolve().parents[2]
     prog = parse_file(root / "xpiler" / "corpus" / "cuda" / "bmm_2_32_64_32.cu")   # nvcuda::wmma::
     assert "wmma::mma_sync" in resources(prog)["special_instructions"]
+
+
+def test_launch_dimensions_with_std_min_are_evaluated():
+    """``<<<(n + std::min(128, n) - 1) / std::min(128, n), std::min(128, n)>>>``: the launch's
+    threads are known, so the output counts as parallel."""
+    from xpiler.parse import parse_source
+    from xpiler.resources import resources
+
+    src = r"""
+#include <cuda_runtime.h>
+#include <algorithm>
+__global__ void k(float *y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 1.0f; }
+extern "C" void run(float *y, int n) {
+  int block = std::min(128, n);
+  k<<<(n + block - 1) / block, block>>>(y, n);
+}
+"""
+    prog = parse_source(src, "cuda", "t.cu")
+    (launch,) = resources(prog, {"n": 300})["parallel"]["launches"]
+    assert launch["grid"] == [3, 1, 1] and launch["block"] == [128, 1, 1]
+    (launch,) = resources(prog, {"n": 16})["parallel"]["launches"]
+    assert launch["grid"] == [1, 1, 1] and launch["block"] == [16, 1, 1]
