@@ -4,8 +4,8 @@ Summary
     In the entry function: ``(void) x;`` statements are dropped; then, repeatedly, a local
     (declared in the entry, not ``static``, never address-taken) that is never read - it only
     appears as the root of the left side of plain ``=`` assignments, as the array a ``memset``
-    fills and in its own declaration - is removed together with its declaration and those assignments (when their right sides and
-    subscripts have no side effects); loops, ``if``s and blocks left empty (with side-effect free
+    fills and in its own declaration - is removed together with its declaration and those
+    assignments (when their right sides and subscripts have no side effects); loops, ``if``s and blocks left empty (with side-effect free
     headers) are removed too. Names are compared as strings over the whole entry, so a name
     declared twice is dead only when no instance is read. What remains is what the outputs
     depend on, which keeps host-side lane temporaries (``const xp_m512 one``) from becoming
@@ -79,15 +79,21 @@ def _stays_local(e, decls, typedefs) -> bool:
     return True
 
 
+def _declarations(fdef) -> dict[str, list]:
+    """Every declaration in the function body, by name (a name may be declared twice)."""
+    decls: dict[str, list] = {}
+    for n in canon.walk(fdef.body):
+        if isinstance(n, c_ast.Decl) and n.name:
+            decls.setdefault(n.name, []).append(n)
+    return decls
+
+
 def _reads(fdef, typedefs=None) -> tuple[set[str], set[str], set[str]]:
     """(names read, names declared as removable locals, names address-taken). A store through
     a pointer a local holds (``p[i] = v``) reads that local: it wrote memory p points to."""
     reads, declared, addressed = set(), set(), set()
     typedefs = typedefs or {}
-    decls: dict[str, list] = {}
-    for n in canon.walk(fdef.body):
-        if isinstance(n, c_ast.Decl) and n.name:
-            decls.setdefault(n.name, []).append(n)
+    decls = _declarations(fdef)
 
     def lv(e):                       # an lvalue of '=': its root is written, subscripts read
         root = canon.lvalue_root(e)
@@ -253,11 +259,7 @@ def _dead(fdef, typedefs=None) -> set[str]:
 def _run(fdef, typedefs=None) -> int:
     total = 0
     for _ in range(64):
-        decls: dict[str, list] = {}
-        for n in canon.walk(fdef.body):
-            if isinstance(n, c_ast.Decl) and n.name:
-                decls.setdefault(n.name, []).append(n)
-        sweep = _Sweep(_dead(fdef, typedefs), decls)
+        sweep = _Sweep(_dead(fdef, typedefs), _declarations(fdef))
         fdef.body.block_items = sweep.items(list(fdef.body.block_items or []))
         total += sweep.removed
         if not sweep.removed:

@@ -1360,20 +1360,15 @@ def loop_bind(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     return parse_source(text, to, _target_path(program.path, to), entry=program.entry.name)
 
 
-def _shared_limit(to: str) -> int:
-    """Static shared memory per block of the target's default profile (bytes)."""
-    import platforms
-    return int(platforms.profile(to).get("shared_mem_bytes") or 0) if to in ("cuda", "hip") else 0
-
-
-def _dynamic_limit(to: str) -> int:
-    """Shared memory per block (static + dynamic) a kernel may opt in to on the target's
-    default profile (``cudaFuncAttributeMaxDynamicSharedMemorySize``; bytes)."""
+def _shared_limits(to: str) -> tuple[int, int]:
+    """(static shared memory per block, static + dynamic a kernel may opt in to with
+    ``MaxDynamicSharedMemorySize``) of the target's default profile, in bytes."""
     import platforms
     if to not in ("cuda", "hip"):
-        return 0
+        return 0, 0
     prof = platforms.profile(to)
-    return int(prof.get("shared_mem_optin_bytes") or prof.get("shared_mem_bytes") or 0)
+    static = int(prof.get("shared_mem_bytes") or 0)
+    return static, int(prof.get("shared_mem_optin_bytes") or static)
 
 
 def _target_path(path: str, to: str) -> str:
@@ -1405,8 +1400,9 @@ def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     program, stuck = _free_device_names(program)
     if stuck:
         return [_wrapper_clash(program, stuck)]
-    the_plan, problems = plan(program, block, given, levels, _shared_limit(to),
-                              device_copies=True, dynamic_limit=_dynamic_limit(to))
+    static, optin = _shared_limits(to)
+    the_plan, problems = plan(program, block, given, levels, static, device_copies=True,
+                              dynamic_limit=optin)
     if the_plan is None:
         return problems
     program = the_plan.program

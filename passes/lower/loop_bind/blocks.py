@@ -607,7 +607,7 @@ def build(sched: Schedule, clean, info) -> tuple[list, list]:
             t = t.type
         shared.append(nd)
     if sched.dynamic:
-        dyn = _parse_decl(f"extern double {DYNAMIC_NAME}[];")
+        (dyn,) = parse_snippet(f"extern double {DYNAMIC_NAME}[];")
         dyn.storage = ["extern", "__shared__"]
         shared.append(dyn)
     for d, _, dims, off in sched.dynamic:
@@ -615,14 +615,6 @@ def build(sched: Schedule, clean, info) -> tuple[list, list]:
     for d, _, dims, off in sched.scratch:
         shared.append(_scratch_view(d, dims, off, sched.scratch_bytes))
     return shared, _items(sched.items, clean, hoisted, info)
-
-
-def _parse_decl(text: str) -> c_ast.Decl:
-    from pycparser.c_parser import CParser
-
-    decl = CParser().parse(f"void __xp_tmpl(void) {{ {text} }}").ext[-1].body.block_items[0]
-    strip_coords(decl)
-    return decl
 
 
 def _sync():
