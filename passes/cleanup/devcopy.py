@@ -65,13 +65,21 @@ def _strip_casts(e):
     return e
 
 
+def _pointer_view(e):
+    """The buffer under pointer casts (``reinterpret_cast<const __half2 *>(d_in)`` handed to a
+    kernel is still the whole buffer, seen with another element type); ``e`` otherwise."""
+    while isinstance(e, c_ast.Cast) and isinstance(e.to_type.type, c_ast.PtrDecl):
+        e = e.expr
+    return e
+
+
 def _id(e):
     e = _strip_casts(e)
     return e.name if isinstance(e, c_ast.ID) else None
 
 
 def _text(e) -> str:
-    return _GEN.visit(_strip_casts(e)).replace(" ", "")
+    return _compact(_GEN.visit(_strip_casts(e)))
 
 
 def _is_null(e) -> bool:
@@ -319,6 +327,7 @@ def _analyse(program, ast):
                 handled = {0}
         elif name in kernels:
             for k, a in enumerate(args):
+                a = _pointer_view(a)
                 if isinstance(a, c_ast.ID) and a.name in bufs:
                     bufs[a.name].kernel_uses.append((i, name, k))
                     handled.add(k)
@@ -675,9 +684,15 @@ def _over_params(size: str, consts: dict) -> str:
     for _ in range(8):
         names = canon.ids_in(e) & set(consts)
         if not names:
-            return _GEN.visit(e).replace(" ", "")
+            return _compact(_GEN.visit(e))
         e = canon.substitute(e, {n: consts[n] for n in names})
     return size
+
+
+def _compact(text: str) -> str:
+    """``text`` without the blanks that separate no two words (``sizeof(unsigned int)`` keeps
+    its one)."""
+    return re.sub(r"(?<!\w)\s+|\s+(?!\w)", "", text)
 
 
 def recorded_extents(ast) -> dict[str, str]:

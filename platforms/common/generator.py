@@ -60,6 +60,12 @@ class XGenerator(CGenerator):
             return f"{to_type}({expr})"
         return f"{kind}<{to_type}>({expr})"
 
+    def visit_CompoundLiteral(self, n: c_ast.CompoundLiteral) -> str:
+        if n.coord is None or self.casts.get(coord_key(n)) != "brace":
+            return super().visit_CompoundLiteral(n)
+        to_type = self._generate_type(n.type, emit_declname=False).strip()
+        return f"{to_type}{{{self.visit(n.init)}}}"
+
     # -- declarations -------------------------------------------------------------
     def visit_Decl(self, n: c_ast.Decl, no_type: bool = False) -> str:
         style = self.ctor_decls.get(coord_key(n)) if n.coord and n.init is not None else None

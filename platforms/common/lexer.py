@@ -27,6 +27,7 @@ __mlu_const__ __managed__``
 const_ / dynamic_cast                       the keyword
 ``float(x)`` (functional cast)              ``Cast``; ``facts['casts']`` = ``'functional'``
 ``dim3(x, y)`` (constructor)                ``FuncCall(ID('dim3'), ...)``
+``Op{}``, ``T{a, b}`` (operand)             ``CompoundLiteral``; ``facts['casts']`` = ``'brace'``
 ``dim3 b(x, y);`` / ``dim3 b{x, y};``       ``Decl(b, init=FuncCall(dim3, ...))`` /
                                             ``init=InitList``; ``facts['ctor_decls']['l:c']``
 ``ns::name``, ``std::max``,                 one ``ID`` whose name is the spelling
@@ -72,6 +73,9 @@ OPERAND_KINDS = frozenset({"ID", "TYPEID", "RPAREN", "RBRACKET", "STRING_LITERAL
                            "INT_CONST_DEC", "INT_CONST_HEX", "INT_CONST_OCT", "FLOAT_CONST",
                            "CHAR_CONST", "BOOL_CONST", "NULLPTR"}) | TYPE_KEYWORDS
 STATEMENT_START = frozenset({"SEMI", "LBRACE", "RBRACE", None})
+# tokens after which ``T{...}`` is an operand, not a declaration or a definition's body
+BRACE_TEMPORARY_AFTER = frozenset({"COMMA", "LPAREN", "EQUALS", "RETURN", "QUESTION",
+                                   "LBRACKET"})
 OPEN = {"LPAREN": "RPAREN", "LBRACKET": "RBRACKET", "LBRACE": "RBRACE"}
 _UNKNOWN_QUALIFIER = re.compile(r"__[A-Za-z]\w*__")
 # Brackets nested deeper than this are refused at once (XP1104): pycparser's recursive descent
@@ -852,6 +856,8 @@ class TokenRewriter:
     def type_then_paren(self, tok: Token) -> bool:
         nxt = self.peek(1)
         prev = self.prev_kind()
+        if nxt.type == "LBRACE" and prev in BRACE_TEMPORARY_AFTER:
+            return self.brace_temporary(tok)
         if nxt.type in ("ID", "LBRACE"):
             return self.ctor_decl(tok, prev)
         if prev in OPERAND_KINDS or prev in STATEMENT_START or prev in QUALIFIER_KINDS:
@@ -871,6 +877,17 @@ class TokenRewriter:
                self.make(tok.type, tok.value, tok), self.make("RPAREN", ")", tok),
                *self.toks[self.i + 1: close + 1], self.make("RPAREN", ")", self.toks[close])]
         self.toks[self.i: close + 1] = new
+        self.out.append(self.toks[self.i])
+        self.i += 1
+        return True
+
+    def brace_temporary(self, tok: Token) -> bool:
+        """``T{a, b}`` as an operand (a functor or struct handed to a call, ``return T{}``) ->
+        the compound literal ``(T){a, b}``; ``facts['casts']`` = ``'brace'`` prints it back."""
+        self.facts["casts"][key(tok.lineno, tok.column)] = "brace"
+        new = [self.make("LPAREN", "(", tok), self.make(tok.type, tok.value, tok),
+               self.make("RPAREN", ")", tok)]
+        self.toks[self.i: self.i + 1] = new
         self.out.append(self.toks[self.i])
         self.i += 1
         return True

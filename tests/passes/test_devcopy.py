@@ -299,3 +299,46 @@ extern "C" void entry(const float* A, float* B, float* C, int n) {
     n = 70
     args = [np.arange(n, dtype=np.float32), np.ones(n, np.float32), np.zeros(n, np.float32), n]
     _runs_the_same(tmp_path, src, prog, text, args)
+
+
+POINTER_VIEWS = """#include <cuda_runtime.h>
+__global__ void pairsum(const float2* __restrict__ in, float* __restrict__ out, int n2) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n2) out[i] = in[i].x + in[i].y;
+}
+extern "C" void entry(const float* in, float* out, unsigned int* count, int n) {
+  float *d_in, *d_out; unsigned int* d_count;
+  cudaMalloc(&d_in, n * sizeof(float));
+  cudaMalloc(&d_out, n / 2 * sizeof(float));
+  cudaMalloc(&d_count, sizeof(unsigned int));
+  cudaMemcpy(d_in, in, n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(d_count, count, sizeof(unsigned int), cudaMemcpyHostToDevice);
+  pairsum<<<(n / 2 + 63) / 64, 64>>>(reinterpret_cast<const float2*>(d_in), d_out, n / 2);
+  cudaMemcpy(out, d_out, n / 2 * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaMemcpy(count, d_count, sizeof(unsigned int), cudaMemcpyDeviceToHost);
+  cudaFree(d_in); cudaFree(d_out); cudaFree(d_count);
+}
+"""
+
+
+def test_a_buffer_handed_to_a_kernel_through_a_pointer_cast(tmp_path):
+    """``reinterpret_cast<const float2 *>(d_in)`` is still the whole buffer: its copies go and
+    the kernel gets the cast host pointer; the recorded extent of a multi-word type keeps its
+    blank (``sizeof(unsigned int)``, not ``sizeof(unsignedint)``)."""
+    prog, lifted = _lift(POINTER_VIEWS)
+    out = run_pass("devcopy", lifted, extents=True)
+    text = platforms.module("vnni", "backend").emit(out)
+    body = _entry_text(text)
+    assert "d_in" not in body and "xp_memcpy(" not in body
+    assert "extent(count, sizeof(unsigned int))" in text
+    assert devcopy.recorded_extents(out.ast)["count"] == "sizeof(unsigned int)"
+    n = 64
+    want = [np.arange(n, dtype=np.float32), np.zeros(n // 2, np.float32),
+            np.ones(1, np.uint32), n]
+    got = [a.copy() if isinstance(a, np.ndarray) else a for a in want]
+    (tmp_path / "k.cu").write_text(POINTER_VIEWS)
+    (tmp_path / "k.cpp").write_text(text)
+    run_kernel(tmp_path / "k.cu", args=want, program=prog)
+    run_kernel(tmp_path / "k.cpp", args=got, source=text, strict=True)
+    np.testing.assert_array_equal(got[1], np.arange(0, n, 2) * 2 + 1)
+    np.testing.assert_array_equal(got[1], want[1])

@@ -142,3 +142,34 @@ def test_realworld_extent_fixes_to_bang(src, tmp_path):
     out = tmp_path / "k.mlu"
     rep = tr.translate(str(rw / src), "bang", str(out))
     _check(rep, out)
+
+
+BALLOT_COUNT = """#include <cuda_runtime.h>
+__global__ void count_positive(const float* x, int n, unsigned int* count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  bool pos = (i < n) && (x[i] > 0.0f);
+  unsigned int mask = __ballot_sync(0xffffffffu, pos);
+  if ((threadIdx.x & 31) == 0) atomicAdd(count, __popc(mask));
+}
+extern "C" void count_pos(const float* x, int n, unsigned int* out) {
+  float* dx; unsigned int* dc;
+  cudaMalloc(&dx, n * sizeof(float));
+  cudaMalloc(&dc, sizeof(unsigned int));
+  cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemset(dc, 0, sizeof(unsigned int));
+  count_positive<<<(n + 255) / 256, 256>>>(dx, n, dc);
+  cudaMemcpy(out, dc, sizeof(unsigned int), cudaMemcpyDeviceToHost);
+  cudaFree(dx); cudaFree(dc);
+}
+"""
+
+
+def test_ballot_and_popcount_to_bang(tmp_path):
+    """`__popc` lifts to `__builtin_popcount`, a bit builtin device code may call; the counter's
+    recorded size `sizeof(unsigned int)` stays a size the lowering reads."""
+    src = tmp_path / "count.cu"
+    src.write_text(BALLOT_COUNT)
+    out = tmp_path / "count.mlu"
+    rep = tr.translate(str(src), "bang", str(out))
+    text = _check(rep, out)
+    assert "__builtin_popcount" in text

@@ -219,3 +219,57 @@ def test_braced_value_in_a_template_takes_the_assigned_type(tmp_path):
     out = np.zeros(2 * 100, np.float32)
     run_kernel(path, args=[out, 100], program=program, source=program.source)
     np.testing.assert_array_equal(out.reshape(100, 2), np.stack([np.arange(100), 2 * np.ones(100)], 1))
+
+
+FUNCTOR_TEMPORARIES = r"""
+#include <cuda_runtime.h>
+struct Relu6 {
+  __device__ float operator()(float x) const { return fminf(fmaxf(x, 0.0f), 6.0f); }
+};
+struct Scale {
+  float s;
+  __device__ float operator()(float x) const { return x * s; }
+};
+template <typename Op>
+__global__ void unary(const float *x, float *y, int n, Op op) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = op(x[i]);
+}
+extern "C" void entry(const float *x, float *y, int n, float s) {
+  unary<<<(n + 63) / 64, 64>>>(x, y, n, Relu6{});
+  unary<<<(n + 63) / 64, 64>>>(y, y, n, Scale{s});
+}
+"""
+
+
+def test_functor_temporaries_written_with_braces(tmp_path):
+    # `Relu6{}` / `Scale{s}` handed to a template kernel: a temporary naming its type (not a
+    # braced value to type), read as a compound literal and printed back as written
+    path = _write(tmp_path, "functors.cu", FUNCTOR_TEMPORARIES)
+    program = _lowered(path, "cuda")
+    assert "Relu6{}" in program.source and "(Relu6)" not in program.source
+    n = 100
+    x = np.linspace(-4, 12, n).astype(np.float32)
+    y = np.zeros(n, np.float32)
+    run_kernel(path, args=[x, y, n, np.float32(0.5)], program=program, source=program.source)
+    np.testing.assert_allclose(y, np.clip(x, 0, 6) * 0.5)
+    import platforms
+    text = platforms.module("cuda", "backend").emit(program)
+    assert "Relu6{}" in text and "Scale{s}" in text
+
+
+def test_brace_temporary_of_a_struct_in_c_subset(tmp_path):
+    # no template, no member function: the subset reader alone reads `Pair{a, b}` as an operand
+    src = r"""
+#include <cuda_runtime.h>
+struct Pair { float a; float b; };
+__device__ float sum(Pair p) { return p.a + p.b; }
+__global__ void k(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = sum(Pair{x[i], 1.0f});
+}
+"""
+    program = parse_source(src, "cuda", "pair.cu")
+    assert not program.facts.get("cxx_lowered")
+    import platforms
+    assert "sum(Pair{x[i], 1.0f})" in platforms.module("cuda", "backend").emit(program)

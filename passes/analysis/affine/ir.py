@@ -27,7 +27,12 @@ expf exp exp2f exp2 expm1f logf log log2f log2 log10f log1pf sqrtf sqrt rsqrtf c
 fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin cosf cos tanf
 atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
 rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf ldexp frexpf max min isnan isinf fmaf fma
-""".split())
+""".split()) | frozenset(
+    # the compiler's bit builtins that device code may call too (nvcc takes exactly these;
+    # ctz / parity / bswap and the `long` forms are host-only there): a lifted `__popc`,
+    # `__clz` or `__ffs` is defined with them
+    "__builtin_popcount __builtin_popcountll __builtin_clz __builtin_clzll __builtin_ffs "
+    "__builtin_ffsll".split())
 # calls that only read their operands and may stop the program: no element is written, and
 # the outcome (a failed check aborts) does not depend on the order iterations run in
 CHECK_CALLS = frozenset({"assert"})

@@ -564,7 +564,7 @@ def braced_values(unit: ParsedUnit, rw: Rewriter) -> None:
     assigned = _assigned_list_types(unit)
     for c in lists:
         s, e = _offsets(c)
-        if (s, e) in keep or s >= len(text) or text[s] != "{":
+        if (s, e) in keep or s >= len(text) or text[s] != "{" or _typed_list(text, s):
             continue
         t = c.type.spelling
         if t in ("void", "", "<dependent type>") or "dependent" in t:
@@ -574,6 +574,16 @@ def braced_values(unit: ParsedUnit, rw: Rewriter) -> None:
         if not t or "<" in t or t.startswith("("):
             continue
         rw.replace(s, s, f"({t})")
+
+
+_WORD_BEFORE = re.compile(r"(\w+|>)\s*$")
+
+
+def _typed_list(text: str, s: int) -> bool:
+    """The list at ``s`` already names its type (``Relu6{}``, ``float2{a, b}``): the subset
+    reader takes such a temporary as it is."""
+    m = _WORD_BEFORE.search(text, max(0, s - 200), s)
+    return m is not None and m.group(1) not in ("return", "else", "do", "case")
 
 
 def _assigned_list_types(unit: ParsedUnit) -> dict[tuple[int, int], str]:
