@@ -8,6 +8,7 @@ unsure); the passes refuse or leave code alone in that case.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -338,11 +339,28 @@ def rename_decls(node, suffix: str) -> c_ast.Node:
         _rename_scoped(node, multi, suffix)
     declared = set(counts) - multi
     mapping = {d: c_ast.ID(d + suffix) for d in declared}
+    rename_in_pragmas(node, {d: d + suffix for d in declared})
     node = _substitute_in_place(node, mapping)
     for n in decls:
         if n.name in declared:
             set_declname(n, n.name + suffix)
     return node
+
+
+_PRAGMA_CLAUSE = re.compile(r"\(([^()]*)\)")
+
+
+def rename_in_pragmas(node, names: dict[str, str]) -> None:
+    """In place: the variables named in the clauses of the ``#pragma omp`` lines under
+    ``node`` (``reduction(+:sum)``, ``private(t)``) renamed by ``names``, as their uses are."""
+    if not names:
+        return
+    word = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+    for n in walk(node):
+        if isinstance(n, c_ast.Pragma) and n.string.lstrip().startswith("omp"):
+            n.string = _PRAGMA_CLAUSE.sub(
+                lambda m: "(" + word.sub(lambda w: names[w.group(1)], m.group(1)) + ")",
+                n.string)
 
 
 def _rename_scoped(node, names: set, suffix: str) -> None:

@@ -2,8 +2,9 @@
 
 Summary
     In the entry, a loop ``for (; COND; i += s)`` (or ``++i``) over an ``int`` local ``i``
-    whose value on entry is known - the statement just before the loop is ``int i = E0;`` or
-    ``i = E0;``, or a loop this pass already rewrote - becomes
+    whose value on entry is known - ``int i = E0;`` or ``i = E0;`` before the loop with no
+    statement between them writing ``i`` or a name of ``E0`` (nor jumping), or a loop this
+    pass already rewrote - becomes
     ``for (int i__vN = E0; COND[i := i__vN]; i__vN += s) BODY[i := i__vN]`` followed by
     ``int i__eN = FINAL;`` (the value ``i`` has after the loop), and the following statements
     of the block read ``i__eN`` instead of ``i`` (a later such loop starts from it); ``i =
@@ -50,6 +51,28 @@ from passes.base import PassInfo, register
 NAME = "indvar"
 INT_TYPES = frozenset({"int", "long", "long long", "unsigned", "unsigned int", "int32_t",
                        "int64_t", "size_t", "short"})
+
+
+_JUMPS = (c_ast.Label, c_ast.Goto, c_ast.Return, c_ast.Break, c_ast.Continue, c_ast.Case,
+          c_ast.Default)
+
+
+def _still_known(known: dict, s) -> dict:
+    """The entries of ``known`` (local -> value) that hold after statement ``s``: none after a
+    jump or label; otherwise those whose local and value names ``s`` neither assigns nor takes
+    the address of."""
+    if not known:
+        return {}
+    nodes = list(canon.walk(s))
+    if any(isinstance(n, _JUMPS) for n in nodes):
+        return {}
+    touched = set(canon.written_names(s))
+    touched |= {n.expr.name for n in nodes if isinstance(n, c_ast.UnaryOp) and n.op == "&"
+                and isinstance(n.expr, c_ast.ID)}
+    if isinstance(s, c_ast.Decl) and s.name:
+        touched.add(s.name)                   # a new declaration of that name shadows it
+    return {v: e for v, e in known.items()
+            if v not in touched and not canon.ids_in(e) & touched}
 
 
 def _const(e) -> int | None:
@@ -165,17 +188,19 @@ class _Canon:
                     out += r
                     continue
             out.append(s)
-            # what we know about int locals' values for the next loop
+            # what we know about int locals' values for the next loop: a value stays known
+            # across statements that write neither the local nor a name of its value (the
+            # set-up of a vector constant between `size_t i = 0;` and the main loop)
+            if not isinstance(s, c_ast.Pragma):
+                known = _still_known(known, s)
             if isinstance(s, c_ast.Decl) and s.name and s.init is not None and \
                     self.decl_types.get(s.name) in INT_TYPES and not canon.has_side_effects(s.init):
-                known = {s.name: s.init}
+                known[s.name] = s.init
                 subst.pop(s.name, None)
             elif isinstance(s, c_ast.Assignment) and s.op == "=" and isinstance(s.lvalue, c_ast.ID) \
                     and not canon.has_side_effects(s.rvalue) and \
                     self.decl_types.get(s.lvalue.name) in INT_TYPES:
-                known = {s.lvalue.name: s.rvalue}
-            elif not isinstance(s, c_ast.Pragma):
-                known = {}
+                known[s.lvalue.name] = s.rvalue
         return out
 
     def _with_counters(self, items: list):

@@ -13,6 +13,8 @@ Summary
       ``float`` -> ``sqrtf(x)`` etc.; any ``double`` operand, or an integer one (C++ promotes
       it to ``double``) -> ``sqrt(x)`` etc.; ``std::abs`` of an integer -> ``abs`` / ``labs`` /
       ``llabs`` by width.
+    * ``std::lround`` / ``llround`` / ``lrint`` / ``llrint``: ``lroundf(x)`` for a ``float``
+      operand, ``lround(x)`` otherwise (the integer they return is ``long`` / ``long long``).
     * ``std::max(a, b)`` -> ``((a) < (b) ? (b) : (a))`` and ``std::min(a, b)`` ->
       ``((b) < (a) ? (b) : (a))``: exactly the definition of the standard library (also for
       NaN operands, where ``fmaxf`` would differ), for any arithmetic type; both operands must
@@ -55,7 +57,10 @@ NAME = "std_calls"
 MATH = frozenset("""
 sqrt cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan atan2 sinh cosh tanh
 erf erfc floor ceil round trunc rint nearbyint fabs pow fmod fmax fmin copysign hypot fma
+asinh acosh atanh tgamma lgamma fdim remainder
 """.split())
+# std:: rounding to an integer: the C spelling by operand type, and the integer type returned
+TO_INTEGER = {"lround": "long", "llround": "long long", "lrint": "long", "llrint": "long long"}
 MEM = {"memset": "memset", "memcpy": "memcpy", "memmove": "memmove"}
 MINMAX = frozenset({"max", "min"})
 
@@ -147,8 +152,10 @@ class _Env:
     """Names -> declared types visible at a point of a scoped walk of one function (file
     scope, parameters, block and ``for`` scopes)."""
 
-    def __init__(self, file_decls: dict, typedefs: dict, macros: dict | None = None):
+    def __init__(self, file_decls: dict, typedefs: dict, macros: dict | None = None,
+                 returns: dict | None = None):
         self.typedefs = typedefs
+        self.returns = returns or {}          # the file's functions -> scalar return type
         self.stack: list[dict] = [dict(file_decls)]
         self.macros = macros or {}            # object-like macro name -> body text
         self._expanding: set[str] = set()
@@ -212,9 +219,11 @@ class _Env:
                     return "float"
                 if name in MATH:
                     return "double"
+                if name in TO_INTEGER or name.endswith("f") and name[:-1] in TO_INTEGER:
+                    return TO_INTEGER[name if name in TO_INTEGER else name[:-1]]
                 if name in ("abs", "labs", "llabs"):
                     return {"abs": "int", "labs": "long", "llabs": "long long"}[name]
-                return None
+                return self.returns.get(name)
         return None
 
     def _macro_type(self, name: str) -> str | None:
@@ -274,7 +283,7 @@ def _rewrite_call(call, env: _Env) -> tuple[c_ast.Node | None, str | None]:
         return c_ast.FuncCall(c_ast.ID(name, call.name.coord), call.args, call.coord), None
     if fn == "abs":
         fn = "fabs"
-    if fn in MATH:
+    if fn in MATH or fn in TO_INTEGER:
         if not args:
             return None, f"std::{fn} without operands"
         if None in types:
@@ -295,11 +304,18 @@ def _rewrite(program, apply: bool):
                   if isinstance(e, c_ast.Decl) and e.name and not isinstance(e.type, c_ast.FuncDecl)}
     macros = {n: d["body"] for n, d in ((program.facts or {}).get("defines") or {}).items()
               if isinstance(d, dict) and d.get("params") is None and isinstance(d.get("body"), str)}
+    returns = {}
+    for e in ast.ext:
+        d = e.decl if isinstance(e, c_ast.FuncDef) else e
+        if isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.FuncDecl):
+            t = _scalar_decl_type(d.type.type, typedefs)
+            if t is not None:
+                returns[d.name] = t
     count, problems = 0, []
     for fdef in ast.ext:
         if not isinstance(fdef, c_ast.FuncDef):
             continue
-        env = _Env(file_decls, typedefs, macros)
+        env = _Env(file_decls, typedefs, macros, returns)
         env.push()
         for prm in (fdef.decl.type.args.params if isinstance(fdef.decl.type, c_ast.FuncDecl)
                     and fdef.decl.type.args is not None else []):

@@ -114,3 +114,64 @@ def test_cuda_wmma_kernel_to_hip_through_the_fallback(tmp_path, monkeypatch):
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert rep.pipeline.startswith("loop_recovery") and rep.pipeline.endswith("loop_bind{to=hip},host_heap")
     assert any(s.name == "api_map" and s.status == "refused" for s in rep.steps)
+
+
+OMP_REDUCTION_HELPER = r"""
+#include <cmath>
+static double sum_squares(const float *x, int n) {
+  double sum = 0.0;
+#pragma omp parallel for reduction(+:sum)
+  for (int i = 0; i < n; ++i) sum += (double)x[i] * x[i];
+  return sum;
+}
+extern "C" void normalize(const float *x, float *y, int n) {
+  double nrm = std::sqrt(sum_squares(x, n));
+  float inv = nrm > 0 ? (float)(1.0 / nrm) : 0.f;
+  for (int i = 0; i < n; ++i) y[i] = x[i] * inv;
+}
+"""
+
+
+def test_an_omp_reduction_in_an_inlined_helper(tmp_path):
+    """The inlined helper's `sum` is renamed in its `reduction(+:sum)` clause too (the output
+    builds), and a loop with a reduction clause is not taken as asserted parallel: its
+    iterations combine into one scalar, which loop_bind promotes to a device element."""
+    from passes.cleanup import inline  # noqa: F401
+    from xpiler.translate import translate
+    prog = parse_source(OMP_REDUCTION_HELPER, "vnni", "t.cpp")
+    out = run_pass("inline", prog)
+    text = platforms.module("vnni", "backend").emit(out)
+    assert "reduction(+:sum__i" in text
+    src = tmp_path / "norm.cpp"
+    src.write_text(OMP_REDUCTION_HELPER)
+    rep = translate(str(src), "cuda", str(tmp_path / "norm.cu"))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+
+
+MASK_TAIL = r"""
+#include <immintrin.h>
+#include <cstddef>
+extern "C" void scale_add(const float* a, const float* b, float* c, float s, size_t n) {
+  size_t i = 0;
+  const __m512 vs = _mm512_set1_ps(s);
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(c + i, _mm512_fmadd_ps(_mm512_loadu_ps(a + i), vs, _mm512_loadu_ps(b + i)));
+  if (i < n) {
+    __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+    __m512 va = _mm512_maskz_loadu_ps(m, a + i);
+    __m512 vb = _mm512_maskz_loadu_ps(m, b + i);
+    _mm512_mask_storeu_ps(c + i, m, _mm512_fmadd_ps(va, vs, vb));
+  }
+}
+"""
+
+
+def test_a_main_loop_after_a_vector_constant_and_its_masked_tail(tmp_path):
+    """`size_t i = 0;` then the set-up of `vs`, then the main loop: the entry value of `i` is
+    still known (indvar), so the masked tail gets a never-assigned start and binds."""
+    from xpiler.translate import translate
+    src = tmp_path / "scale_add.cpp"
+    src.write_text(MASK_TAIL)
+    rep = translate(str(src), "cuda", str(tmp_path / "scale_add.cu"))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    assert {s.name: s.status for s in rep.steps}["indvar"] == "verified"

@@ -26,7 +26,9 @@ PURE_FUNCTIONS = frozenset("""
 expf exp exp2f exp2 expm1f logf log log2f log2 log10f log1pf sqrtf sqrt rsqrtf cbrtf powf pow
 fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin cosf cos tanf
 atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
-rint nearbyintf nearbyint lrintf fmodf fmod copysignf ldexpf ldexp frexpf max min isnan isinf fmaf fma
+rint nearbyintf nearbyint lrintf lrint llrintf llrint lroundf lround llroundf llround asinhf asinh
+acoshf acosh atanhf atanh tgammaf tgamma lgammaf lgamma fdimf fdim remainderf remainder fmodf fmod
+copysignf ldexpf ldexp frexpf max min isnan isinf fmaf fma
 """.split()) | frozenset(
     # the compiler's bit builtins that device code may call too (nvcc takes exactly these;
     # ctz / parity / bswap and the `long` forms are host-only there): a lifted `__popc`,

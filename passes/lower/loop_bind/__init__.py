@@ -1035,12 +1035,14 @@ _COLLAPSE = re.compile(r"\bcollapse\s*\(\s*(\d+)\s*\)")
 def _omp_parallel_loops(items) -> set[int]:
     """id() of the For loops a ``#pragma omp parallel for [collapse(n)]`` in ``items``
     covers (the loop after it and n-1 perfectly nested ones), unless the covered body holds
-    an ``omp atomic`` / ``omp critical`` / ``omp barrier`` pragma or an ``atomic*`` call
-    (then iterations do interact)."""
+    an ``omp atomic`` / ``omp critical`` / ``omp barrier`` pragma or an ``atomic*`` call, or
+    the pragma has a ``reduction`` clause (then iterations do interact: OpenMP combines
+    private copies of the variable, the dependence test sees one shared scalar)."""
     out: set[int] = set()
     for k, s in enumerate(items[:-1]):
         if not (isinstance(s, c_ast.Pragma) and
-                re.match(r"\s*omp\s+parallel\s+for\b", s.string)):
+                re.match(r"\s*omp\s+parallel\s+for\b", s.string)) or \
+                re.search(r"\breduction\s*\(", s.string):
             continue
         loop = items[k + 1]
         if not isinstance(loop, c_ast.For) or _interacting(loop):
