@@ -6,7 +6,8 @@ Summary
     ``while (x < E) { ...; x += 16; ... y += 16; }``. The access analyses need a counted loop
     with closed-form subscripts. A ``while (x < E)`` (also ``x <= E``, ``E > x``, ``E >= x``)
     whose body (a block) steps ``x`` by one top-level statement ``x += c`` (``c`` a positive
-    integer constant) and does nothing else to it, becomes::
+    integer constant) and does nothing else to it, becomes (a loop counting down to a bound,
+    ``while (x >= E) { ...; x -= c; }``, likewise with the span ``x0 - E``)::
 
         const long long __xp_x0_N = x;                    /* one per stepped integer */
         const long long __xp_trip_N = E > x0 ? (E - x0 + c - 1) / c : 0;   /* (E - x0) / c + 1 for <= */
@@ -96,14 +97,16 @@ def _count_down(cond, ints: dict) -> str | None:
 
 
 def _step(stmt) -> tuple[str, int] | None:
-    """(v, c) of a top-level ``v += c`` with c a positive integer constant."""
-    if isinstance(stmt, c_ast.Assignment) and stmt.op == "+=" and isinstance(stmt.lvalue, c_ast.ID) and \
+    """(v, c) of a top-level ``v += c`` (``v -= c``: ``-c``) with c a positive integer
+    constant."""
+    if isinstance(stmt, c_ast.Assignment) and stmt.op in ("+=", "-=") and \
+            isinstance(stmt.lvalue, c_ast.ID) and \
             isinstance(stmt.rvalue, c_ast.Constant) and stmt.rvalue.type == "int":
         try:
             c = int(stmt.rvalue.value.rstrip("uUlL"), 0)
         except ValueError:
             return None
-        return (stmt.lvalue.name, c) if c > 0 else None
+        return (stmt.lvalue.name, c if stmt.op == "+=" else -c) if c > 0 else None
     return None
 
 
@@ -128,23 +131,38 @@ def _loop_form(loop, ints: dict):
     if not isinstance(loop, c_ast.While) or not isinstance(loop.stmt, c_ast.Compound):
         return None
     cond = loop.cond
-    down = _count_down(cond, ints)
-    if down is not None:
-        x, bound, inclusive = down, None, False
-    elif not isinstance(cond, c_ast.BinaryOp):
-        return None
-    elif cond.op in ("<", "<=") and isinstance(cond.left, c_ast.ID):
-        x, bound, inclusive = cond.left.name, cond.right, cond.op == "<="
-    elif cond.op in (">", ">=") and isinstance(cond.right, c_ast.ID):
-        x, bound, inclusive = cond.right.name, cond.left, cond.op == ">="
-    else:
-        return None
     items = loop.stmt.block_items or []
     steps: dict[str, list] = {}
     for k, st in enumerate(items):
         got = _step(st)
         if got is not None and got[0] in ints:
             steps.setdefault(got[0], []).append((got[1], k))
+
+    def rising(v) -> bool:
+        return sum(c for c, _ in steps.get(v, [])) > 0
+
+    def falling(v) -> bool:
+        return sum(c for c, _ in steps.get(v, [])) < 0
+
+    def name(e):
+        return e.name if isinstance(e, c_ast.ID) else None
+    down = _count_down(cond, ints)
+    if down is not None:
+        x, bound, inclusive = down, None, False
+    elif not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">="):
+        return None
+    # x rising to a bound (x < E, E > x) or falling to one (x >= E, E <= x: a count-down
+    # by a constant, `while (c >= 16) { ...; c -= 16; }`)
+    elif cond.op in ("<", "<=") and rising(name(cond.left)):
+        x, bound, inclusive = cond.left.name, cond.right, cond.op == "<="
+    elif cond.op in (">", ">=") and rising(name(cond.right)):
+        x, bound, inclusive = cond.right.name, cond.left, cond.op == ">="
+    elif cond.op in (">", ">=") and falling(name(cond.left)):
+        x, bound, inclusive = cond.left.name, cond.right, cond.op == ">="
+    elif cond.op in ("<", "<=") and falling(name(cond.right)):
+        x, bound, inclusive = cond.right.name, cond.left, cond.op == "<="
+    else:
+        return None
     if (x in steps) == (down is not None) or _leaves(loop.stmt):
         return None
     # every other write of a stepped integer disqualifies it (x: the loop)
@@ -205,9 +223,10 @@ def _rewrite(fdef) -> int:
         if down:                    # while (x-- > 0): x0 iterations when positive, none else
             count_expr = f"({x0} > 0 ? {x0} : 0)"
         else:
-            c = total[x]
+            c = abs(total[x])
             (bound_text,) = [canon_text(_resolved(bound, known))]
-            span = f"((long long) ({bound_text}) - {x0})"
+            span = f"((long long) ({bound_text}) - {x0})" if total[x] > 0 else \
+                f"({x0} - (long long) ({bound_text}))"
             count_expr = (f"({span} >= 0 ? {span} / {c} + 1 : 0)" if inclusive else
                           f"({span} > 0 ? ({span} + {c - 1}) / {c} : 0)")
         head = canon.parse_stmts(first + f"const long long {trip} = {count_expr};")

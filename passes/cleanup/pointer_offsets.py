@@ -129,6 +129,64 @@ def movable(fdef) -> list[tuple[str, c_ast.Compound | None, c_ast.Decl | None]]:
     return out
 
 
+_EXPRESSION_STATEMENTS = (c_ast.Assignment, c_ast.FuncCall, c_ast.UnaryOp, c_ast.BinaryOp,
+                          c_ast.Cast)
+
+
+def split_increments(fdef, names: set[str]) -> bool:
+    """In place: an expression statement that steps pointers of ``names`` inside it, each
+    named once in the statement (``*d++ += *s++;``), becomes the statement reading them
+    unstepped followed by their steps (``*d += *s; d += 1; s += 1;``; a pre-increment's step
+    goes before). Each pointer is read once, so where in the statement it is stepped does not
+    matter. True when something changed."""
+    changed = False
+
+    def split(stmt):
+        if not isinstance(stmt, _EXPRESSION_STATEMENTS):
+            return None
+        if isinstance(stmt, c_ast.UnaryOp) and stmt.op in _INCREMENTS:
+            return None                                   # already a step statement
+        uses: dict[str, int] = {}
+        for n in canon.walk(stmt):
+            if isinstance(n, c_ast.ID) and n.name in names:
+                uses[n.name] = uses.get(n.name, 0) + 1
+        before, after, steps = [], [], {}
+        for n in canon.walk(stmt):
+            if isinstance(n, c_ast.UnaryOp) and n.op in _INCREMENTS and \
+                    isinstance(n.expr, c_ast.ID) and n.expr.name in names and \
+                    uses.get(n.expr.name) == 1:
+                step = c_ast.Assignment(_INCREMENTS[n.op], c_ast.ID(n.expr.name),
+                                        c_ast.Constant("int", "1"))
+                (after if n.op.startswith("p") else before).append(step)
+                steps[id(n)] = n.expr
+        if not steps:
+            return None
+        new = canon.replace_nodes(c_ast.ExprList([stmt]),
+                                  lambda n: copy.deepcopy(steps[id(n)]) if id(n) in steps else None)
+        return before + new.exprs + after
+
+    def visit(node):
+        nonlocal changed
+        for n in list(canon.walk(node)):
+            if isinstance(n, c_ast.Compound):
+                items = []
+                for it in n.block_items or []:
+                    parts = split(it)
+                    changed |= parts is not None
+                    items += parts if parts is not None else [it]
+                n.block_items = items
+            for attr in ("stmt", "iftrue", "iffalse"):
+                child = getattr(n, attr, None) if isinstance(
+                    n, (c_ast.While, c_ast.DoWhile, c_ast.For, c_ast.If)) else None
+                parts = split(child) if child is not None else None
+                if parts is not None:
+                    setattr(n, attr, c_ast.Compound(parts, child.coord))
+                    changed = True
+
+    visit(fdef.body)
+    return changed
+
+
 _RELATIONAL = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
@@ -377,6 +435,16 @@ def _legal(program):
     if fdef is None:
         return [canon.diag(program, NAME, "XP-POINTER-OFFSETS-001", "no entry function definition")]
     found = movable(fdef)
+    if not found:
+        # `*d++ += *s++;`: the walk's steps inside a statement, taken out of it first
+        ast = copy.deepcopy(program.ast)
+        fcopy = canon.entry_def(ast, program.entry.name)
+        if split_increments(fcopy, {name for name, _, _ in _pointers(fcopy)}) and movable(fcopy):
+            found = movable(fcopy)
+            _rewrite(fcopy, found)
+            if pointer_arrays(fcopy):
+                _rewrite_arrays(fcopy, pointer_arrays(fcopy))
+            return canon.Rewritten(ast, [name for name, _, _ in found])
     arrays = pointer_arrays(fdef)
     if not found and not arrays:
         return [canon.diag(program, NAME, "XP-POINTER-OFFSETS-002", "no pointer parameter is advanced "

@@ -175,3 +175,39 @@ def test_a_main_loop_after_a_vector_constant_and_its_masked_tail(tmp_path):
     rep = translate(str(src), "cuda", str(tmp_path / "scale_add.cu"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert {s.name: s.status for s in rep.steps}["indvar"] == "verified"
+
+
+POINTER_WALK = r"""
+#include <immintrin.h>
+extern "C" void add_rows(const float* src, float* dst, int rows, int cols) {
+  for (int r = 0; r < rows; ++r) {
+    const float* s = src + r * cols;
+    float* d = dst;
+    int c = cols;
+    while (c >= 16) {
+      _mm512_storeu_ps(d, _mm512_add_ps(_mm512_loadu_ps(d), _mm512_loadu_ps(s)));
+      s += 16; d += 16; c -= 16;
+    }
+    while (c-- > 0) *d++ += *s++;
+  }
+}
+"""
+
+
+def test_local_pointers_walked_by_steps_and_post_increments(tmp_path):
+    """`*d++ += *s++;` steps both pointers inside the statement: pointer_offsets takes the
+    steps out (`*d += *s; d += 1; s += 1;`) and reads the pointers at offsets; counted_while
+    counts `while (c >= 16) { ...; c -= 16; }` down to its bound."""
+    from xpiler.translate import translate, load_passes
+    load_passes()
+    prog = _prog(POINTER_WALK)
+    out = run_pass("pointer_offsets", run_pass("inline", run_pass("detensorize_vnni", prog)))
+    text = _emit(out)
+    assert "__xp_off_d += 1" in text and "__xp_off_s += 1" in text and "d++" not in text
+    walked = run_pass("counted_while", out)
+    assert "while" not in _emit(walked).split('extern "C"')[1]
+    src = tmp_path / "add_rows.cpp"
+    src.write_text(POINTER_WALK)
+    for to in ("cuda", "bang"):
+        rep = translate(str(src), to, str(tmp_path / f"add_rows.{to}"))
+        assert rep.status == "verified", [s.to_json() for s in rep.steps]
