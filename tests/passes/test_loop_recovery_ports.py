@@ -218,3 +218,42 @@ def test_launch_through_a_parameter_struct_and_a_helper_before_the_kernel(tmp_pa
     text = _lift_and_run(tmp_path, LAUNCH_HELPER, "hip", [x, np.zeros(1000, np.float32), 1000])
     assert "xp_dim3(lp.grid" not in text and "__hip_bfloat16" not in text
     assert "make_params(xp_dim3(blocks, 1, 1), xp_dim3(128, 1, 1), 0, 0)" in text
+
+
+EVENTS_AND_MANAGED = r"""
+#include <cuda_runtime.h>
+__global__ void twice(const float *x, float *y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+extern "C" void entry(const float *x, float *y, float *ms_out, int n) {
+  float *dx, *dy;
+  cudaMallocManaged(&dx, n * sizeof(float));
+  cudaMallocHost(&dy, n * sizeof(float));
+  for (int i = 0; i < n; ++i) dx[i] = x[i];
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreateWithFlags(&stop, 0);
+  cudaEventRecord(start, 0);
+  twice<<<(n + 63) / 64, 64>>>(dx, dy, n);
+  cudaEventRecord(stop, 0);
+  cudaEventSynchronize(stop);
+  float ms = 1.0f;
+  cudaEventElapsedTime(&ms, start, stop);
+  ms_out[0] = ms >= 0.0f ? 1.0f : -1.0f;
+  cudaDeviceSynchronize();
+  for (int i = 0; i < n; ++i) y[i] = dy[i];
+  cudaEventDestroy(start); cudaEventDestroy(stop);
+  cudaFree(dx); cudaFreeHost(dy);
+}
+"""
+
+
+def test_event_timing_and_managed_memory_are_seen_through(tmp_path):
+    # timing code around a launch and managed / pinned buffers the host fills directly
+    n = 300
+    x = np.arange(n, dtype=np.float32)
+    text = _lift_and_run(tmp_path, EVENTS_AND_MANAGED, "cuda",
+                         [x, np.zeros(n, np.float32), np.zeros(1, np.float32), n])
+    assert "cudaEvent" not in text and "cudaMallocManaged" not in text
+    assert "xp_event_elapsed(&ms)" in text

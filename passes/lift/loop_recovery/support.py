@@ -264,6 +264,10 @@ static inline int xp_nop(void) {
 static inline const char *xp_error_string(int e) {
   return e ? "error" : "no error";
 }
+static inline int xp_event_elapsed(float *ms) {
+  *ms = 0.0f;
+  return 0;
+}
 static inline int xp_get_device(int *d) {
   *d = 0;
   return 0;
