@@ -48,7 +48,10 @@ How
        outputs unwritten and the scalars meaningless. The grid's x dimension is doubled while
        the source, run on the same arguments, writes more output elements (at most
        ``GRID_MAX`` blocks, within the budget); a grid-stride kernel stops at the first try.
-       The launch found is the verification launch (``Inference.launch``).
+       The launch found is the verification launch (``Inference.launch``). Its block is the
+       kernel's ``__launch_bounds__`` when it declares one; otherwise the profile's default,
+       and when every candidate then overflows a ``__shared__`` array (a tile sized for fewer
+       threads) the search runs again with blocks of 128, 64 and 32 threads.
     5. Footprint: a guessed size that held is usually larger than what the source touches, and
        a buffer larger than the source's footprint hides a translation that reads past it. Each
        guessed pointer is cut to the smallest size (to the 64-byte granule) at which guarded
@@ -426,6 +429,13 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
 
     if program.entry is None:
         return Inference(False, reason="the source has no entry function")
+    chosen, block_note = None, ""     # the launch of a kernel entry the inference picks
+    if launch is None and _gpu_kernel_entry(program):
+        bound = launch_bounds_block(program)
+        chosen = default_launch(program, bound)
+        if bound:
+            block_note = f"block of {bound} threads (the kernel's __launch_bounds__)"
+        launch = chosen
     odd = [p for p in program.params if p.kind == "scalar" and not _int_scalar(p) and p.name not in fixed
            and p.dtype not in ("float16", "bfloat16", "float32", "float64", "bool")]
     if odd:
@@ -570,6 +580,30 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
             if outcome == "ok":
                 safe = result
                 break
+    if safe is None and chosen is not None and not block_note and not spent and \
+            any("__shared__" in t["outcome"] for t in inf.tried):
+        # the default block overflows a shared array the kernel sizes for fewer threads (a
+        # fixed tile `__shared__ float s[BS + 2]` indexed by threadIdx.x): smaller blocks
+        for threads in SMALLER_BLOCKS:
+            if threads >= chosen["block"][0] or time.monotonic() > deadline:
+                continue
+            smaller = default_launch(program, threads)
+            sub = infer_inputs(program, path, seed=seed, timeout=timeout, launch=smaller,
+                               candidates=candidates, fixed=fixed, shrink_budget=shrink_budget,
+                               budget=max(0.01, deadline - time.monotonic())
+                               if budget > 0 else 0)
+            if sub.ok:
+                sub.launch = smaller
+                sub.analysis += (f"; block of {threads} threads (the default block of "
+                                 f"{chosen['block'][0]} overflowed a __shared__ array)")
+                sub.tried = inf.tried + sub.tried
+                if outs and time.monotonic() < deadline:
+                    grown_launch, grown = _grow_grid(program, path, sub.args, outs, timeout,
+                                                     deadline, smaller)
+                    if grown_launch is not None:
+                        sub.launch = grown_launch
+                        sub.analysis += "; " + grown
+                return sub
     if safe is None:
         last = inf.tried[-1]["outcome"] if inf.tried else "no candidate values"
         extra = " (pointer sizes unknown to the analysis: " + ", ".join(r.pointer for r in rules if r.fallback) + ")" \
@@ -581,12 +615,16 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                           f"candidate worked; {inf.reason}")
         return inf
     scalars, sizes, args = safe
-    if launch is None and program.entry.kind == "kernel" and program.platform in ("cuda", "hip") \
-            and outs and time.monotonic() < deadline:
-        launch, grown = _grow_grid(program, path, args, outs, timeout, deadline)
-        if launch is not None:
-            inf.launch = launch
-            inf.analysis += "; " + grown
+    if chosen is not None:
+        if block_note:
+            inf.launch = chosen
+            inf.analysis += "; " + block_note
+        if outs and time.monotonic() < deadline:
+            grown_launch, grown = _grow_grid(program, path, args, outs, timeout, deadline,
+                                             chosen)
+            if grown_launch is not None:
+                launch = inf.launch = grown_launch
+                inf.analysis += "; " + grown
     if needs_guess:
         shrunk = _shrink_to_footprint(program, path, [r.pointer for r in rules if r.fallback],
                                       sizes, args, timeout, launch,
@@ -600,21 +638,57 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
     return inf
 
 
-def _grow_grid(program, path, args, outs, timeout, deadline) -> tuple[dict | None, str]:
-    """(launch, what was done) of a kernel entry whose default one-block grid covers only part
-    of the outputs: the grid's x dimension doubled while a run of the source on ``args`` writes
-    more output elements; (None, "") when the default already writes as many."""
-    import time
+def _gpu_kernel_entry(program) -> bool:
+    return program.entry.kind == "kernel" and program.platform in ("cuda", "hip")
 
-    import numpy as np
 
+SMALLER_BLOCKS = (128, 64, 32)           # blocks tried when the default one overflows __shared__
+
+
+def launch_bounds_block(program) -> int | None:
+    """Threads per block a CUDA/HIP kernel entry declares with ``__launch_bounds__(N, ...)``
+    (N a literal or a constant of the file), else None."""
+    import re
+
+    from pycparser import c_ast
+
+    from .verify import evaluate_size
+
+    fdef = next((e for e in (program.ast.ext if program.ast is not None else [])
+                 if isinstance(e, c_ast.FuncDef) and e.decl.name == program.entry.name), None)
+    for spec in (fdef.decl.funcspec or []) if fdef is not None else []:
+        m = re.match(r"__launch_bounds__\s*\(\s*([^,)]+)", spec)
+        if m:
+            n = evaluate_size(program, m.group(1), {})
+            if n and 1 <= n <= 1024:
+                return n
+    return None
+
+
+def default_launch(program, threads: int | None = None) -> dict:
+    """The profile's default launch of a kernel entry, with ``threads`` per block if given."""
     import platforms
-    from .ir.errors import XpilerError
-    from .run import run_kernel
 
     prof = platforms.profile(program.platform)
     grid = [int(x) for x in (prof.get("default_grid") or [1, 1, 1])]
     block = [int(x) for x in (prof.get("default_block") or [256, 1, 1])]
+    if threads:
+        block = [threads, 1, 1]
+    return {"grid": grid, "block": block}
+
+
+def _grow_grid(program, path, args, outs, timeout, deadline, start) -> tuple[dict | None, str]:
+    """(launch, what was done) of a kernel entry whose one-block grid ``start`` covers only
+    part of the outputs: the grid's x dimension doubled while a run of the source on ``args``
+    writes more output elements; (None, "") when the start already writes as many."""
+    import time
+
+    import numpy as np
+
+    from .ir.errors import XpilerError
+    from .run import run_kernel
+
+    grid, block = list(start["grid"]), list(start["block"])
 
     def written(launch) -> int | None:
         run = [a.copy() if hasattr(a, "copy") else a for a in args]

@@ -598,3 +598,35 @@ def test_a_kernel_entry_gets_a_grid_covering_its_rows(tmp_path, capsys):
                  "--report", str(tmp_path / "r.json")]) == 0
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["status"] == "verified" and "grid 2 x block 256" in rep["inputs"]
+
+
+FIXED_TILE_STENCIL_CU = r"""
+#define BS 128
+__global__ void stencil3(const float* __restrict__ in, float* __restrict__ out, int n) {
+  __shared__ float s[BS + 2];
+  int g = blockIdx.x * BS + threadIdx.x;
+  int l = threadIdx.x + 1;
+  s[l] = g < n ? in[g] : 0.f;
+  if (threadIdx.x == 0) s[0] = (g > 0 && g - 1 < n) ? in[g - 1] : 0.f;
+  if (threadIdx.x == BS - 1) s[BS + 1] = (g + 1 < n) ? in[g + 1] : 0.f;
+  __syncthreads();
+  if (g < n) out[g] = 0.25f * s[l - 1] + 0.5f * s[l] + 0.25f * s[l + 1];
+}
+"""
+
+
+def test_a_kernel_entry_sized_for_a_smaller_block_gets_it(tmp_path, capsys):
+    """A tile of BS + 2 floats indexed by threadIdx.x: the default block of 256 threads writes
+    past it, so the inference tries smaller blocks (128 runs in bounds); with
+    __launch_bounds__ the kernel says its block itself."""
+    src = _write(tmp_path, "stencil.cu", FIXED_TILE_STENCIL_CU)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.launch["block"] == [128, 1, 1], inf.to_json()
+    assert "overflowed a __shared__ array" in inf.analysis
+    bounded = _write(tmp_path, "bounded.cu", FIXED_TILE_STENCIL_CU.replace(
+        "__global__ void", "__global__ void __launch_bounds__(BS)"))
+    inf = infer_inputs(parse_file(bounded), bounded)
+    assert inf.ok and inf.launch["block"] == [128, 1, 1]
+    assert "__launch_bounds__" in inf.analysis and "OutOfBounds" not in str(inf.tried)
+    out = tmp_path / "stencil.hip"
+    assert main(["translate", str(src), "--to", "hip", "-o", str(out)]) == 0
