@@ -257,3 +257,31 @@ def test_event_timing_and_managed_memory_are_seen_through(tmp_path):
                          [x, np.zeros(n, np.float32), np.zeros(1, np.float32), n])
     assert "cudaEvent" not in text and "cudaMallocManaged" not in text
     assert "xp_event_elapsed(&ms)" in text
+
+
+FUNCTOR_LAMBDA = r"""
+#include <cuda_runtime.h>
+template <typename F>
+__global__ void map_kernel(float *data, int n, F f) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] = f(data[i], i);
+}
+extern "C" void entry(float *data, int n, float slope) {
+  float *d;
+  cudaMalloc(&d, n * sizeof(float));
+  cudaMemcpy(d, data, n * sizeof(float), cudaMemcpyHostToDevice);
+  map_kernel<<<(n + 63) / 64, 64>>>(d, n, [slope] __device__ (float v, int i) { return v + slope * i; });
+  cudaMemcpy(data, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+}
+"""
+
+
+def test_a_device_helper_declared_before_and_defined_after_its_kernel(tmp_path):
+    # a functor lambda's function is declared before the kernel instance calling it and
+    # defined after it: the lift keeps the declaration (as the helper is defined)
+    n = 100
+    text = _lift_and_run(tmp_path, FUNCTOR_LAMBDA, "cuda",
+                         [np.arange(n, dtype=np.float32), n, np.float32(0.25)])
+    head = text[:text.find("static void map_kernel")]
+    assert "__xp_lambda_" in head

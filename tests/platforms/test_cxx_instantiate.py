@@ -140,11 +140,13 @@ def test_member_functions_constructors_references_and_a_variadic_launcher(tmp_pa
 
 
 @pytest.mark.parametrize("body, line, what", [
-    ("float s = 2;\n  out[0] = apply([&](float v) { return v * s; });", 7, "lambda with captures"),
+    ("float s = 2;\n  out[0] = apply([&](float v) { return v * s; });", 7,
+     "lambda capturing by reference"),
     ("vec2 a{1, 2}, b{3, 4};\n  out[0] = (a - b).x;", 7, "free function"),
 ])
 def test_what_cannot_be_expressed_is_refused_with_its_position(tmp_path, body, line, what):
-    # (a capture-less lambda passed to a function is lowered: test_lambda_functor_arguments)
+    # (a lambda capturing by value passed to a function is lowered: test_lambda_functor_arguments,
+    # test_lambda_functor_arguments_capturing_values)
     text = ("template <class T> struct box { T v; };\n"
             "struct vec2 { float x, y; };\n"
             "template <class F> __device__ float apply(F f) { return f(1.0f); }\n"
@@ -317,6 +319,42 @@ def test_lambda_functor_arguments(tmp_path):
     run_kernel(path, args=[x, y, out, 40], program=program, source=program.source, strict=True)
     np.testing.assert_array_equal(y, x + 1)
     np.testing.assert_array_equal(out, 9 * np.arange(1, 5, dtype=np.float32))
+
+
+CAPTURING_LAMBDAS = r"""
+#include <cuda_runtime.h>
+template <typename F>
+__global__ void map_kernel(float *data, int n, F f) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] = f(data[i], i);
+}
+extern "C" void entry(float *data, int n, float slope, int shift) {
+  float *d;
+  cudaMalloc(&d, n * sizeof(float));
+  cudaMemcpy(d, data, n * sizeof(float), cudaMemcpyHostToDevice);
+  auto ramp = [slope] __device__ (float v, int i) { return v + slope * i; };
+  map_kernel<<<(n + 31) / 32, 32>>>(d, n, ramp);
+  map_kernel<<<(n + 31) / 32, 32>>>(d, n, [=] __device__ (float v, int i) { return v * (i < shift ? 2.0f : 1.0f); });
+  cudaMemcpy(data, d, n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d);
+}
+"""
+
+
+def test_lambda_functor_arguments_capturing_values(tmp_path):
+    """A lambda capturing by value, handed to a template kernel directly or through a local
+    variable: the instance takes the captured values as parameters after its own, and the
+    launch passes them."""
+    path = _write(tmp_path, "ramp.cu", CAPTURING_LAMBDAS)
+    program = _lowered(path, "cuda")
+    src = program.source
+    assert "(lambda" not in src and "float __xp_cap_slope" in src and "int __xp_cap_shift" in src
+    n = 50
+    data = np.arange(n, dtype=np.float32)
+    run_kernel(path, args=[data, n, np.float32(0.5), 7], program=program, source=src, strict=True)
+    want = np.arange(n, dtype=np.float32) * 1.5
+    want[:7] *= 2
+    np.testing.assert_allclose(data, want)
 
 
 KERNEL_TEMPLATE_LAUNCHED_FROM_A_TEMPLATE = r"""

@@ -153,6 +153,13 @@ def _lift(program, omp: bool):
                 out.append(_host(copy.deepcopy(ext), kernels, program, dims))
         elif isinstance(ext, c_ast.Decl) and isinstance(ext.type, c_ast.FuncDecl):
             spec = set(ext.funcspec or [])
+            if "__device__" in spec and "__global__" not in spec and ext.name in info.device:
+                # the prototype of a device helper defined after its callers (a kernel calling
+                # a functor lambda's function): declared as the helper is defined
+                d = copy.deepcopy(ext)
+                d.funcspec, d.storage = ["inline"], ["static"]
+                out.append(G.transform(d, _host_names))
+                continue
             if spec & {"__global__", "__device__"}:
                 continue
             out.append(G.transform(copy.deepcopy(ext), _host_names))

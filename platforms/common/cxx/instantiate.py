@@ -589,12 +589,21 @@ def _uses_this(method) -> bool:
     return False
 
 
+def capture_parameter(name: str) -> str:
+    """The parameter of a template instance holding a functor lambda's captured ``name``."""
+    return f"__xp_cap_{name}"
+
+
 def _lambda_in(expr):
-    """The lambda an argument is (``[](float v) {...}``, through implicit conversions)."""
+    """The lambda an argument is (``[](float v) {...}``, through implicit conversions), also
+    through a local variable it initialises (``auto f = [](...) {...}; k<<<g, b>>>(x, f);``)."""
     c = expr
     for _ in range(6):
         if _kind(c) == "LAMBDA_EXPR":
             return c
+        if _kind(c) == "DECL_REF_EXPR" and c.referenced is not None and \
+                _kind(c.referenced) == "VAR_DECL":
+            return next((x for x in c.referenced.walk_preorder() if _kind(x) == "LAMBDA_EXPR"), None)
         kids = list(c.get_children())
         if _kind(c) not in ("UNEXPOSED_EXPR", "PAREN_EXPR", "CALL_EXPR") or len(kids) != 1:
             return None
@@ -970,6 +979,17 @@ class Printer:
         key = self.closure(lam.type).hash
         if key in sc.lambdas:
             return sc.lambdas[key]
+        caps = self.lambda_captures(lam)
+        pre = self.m.lambda_args.get(self.closure(lam.type).hash)
+        if pre is not None and any(by_ref for _, by_ref in caps):
+            _unsupported(lam, "a lambda capturing by reference passed to a function (a functor "
+                              "argument)")
+        name = pre[0] if pre is not None else self.m.fresh(f"__xp_lambda_{lam.location.line}")
+        return self.lambda_definition(lam, sc, key, name, caps)
+
+    def lambda_captures(self, lam) -> list:
+        """[(variable, by reference)] a lambda captures: the enclosing function's locals and
+        parameters its body names (constants and globals are visible where it is defined)."""
         ls, le = _rng(lam)
         intro = self.text[ls:self.text.find("]", ls) + 1]
         default_ref = re.search(r"\[\s*&\s*[,\]]", intro) is not None
@@ -993,10 +1013,9 @@ class Printer:
             by_ref = bool(re.search(r"&\s*" + re.escape(r.spelling) + r"\b", intro)) or (
                 default_ref and not re.search(r"[\[,]\s*" + re.escape(r.spelling) + r"\s*[,\]]", intro))
             caps.append((r, by_ref))
-        pre = self.m.lambda_args.get(self.closure(lam.type).hash)
-        if pre is not None and caps:
-            _unsupported(lam, "a lambda with captures passed to a function (a functor argument)")
-        name = pre[0] if pre is not None else self.m.fresh(f"__xp_lambda_{lam.location.line}")
+        return caps
+
+    def lambda_definition(self, lam, sc: Scope, key, name: str, caps: list) -> tuple[str, list]:
         inner = Scope(inst=sc.inst, bindings=dict(sc.bindings), packs=sc.packs, device=sc.device,
                       lambdas=sc.lambdas, prelude=sc.prelude)
         params = []
@@ -1004,7 +1023,7 @@ class Printer:
             inner.params[p.hash] = (p.spelling, self.by_pointer(p))
             params.append(self.param_text(p, inner))
         for r, by_ref in caps:
-            cname = f"__xp_cap_{r.spelling}"
+            cname = capture_parameter(r.spelling)
             t = r.type.get_pointee() if _tkind(r.type) in ("LVALUEREFERENCE", "RVALUEREFERENCE") else r.type
             if by_ref:
                 params.append(_ctype(self.m, t, f"*{cname}"))
@@ -1038,6 +1057,9 @@ class Printer:
         for p in (k for k in lam.get_children() if _kind(k) == "PARM_DECL"):
             tmp.params[p.hash] = (p.spelling, self.by_pointer(p))
             params.append(self.param_text(p, tmp))
+        for r, _ in self.lambda_captures(lam):           # by value (checked where defined)
+            t = r.type.get_pointee() if _tkind(r.type) in ("LVALUEREFERENCE", "RVALUEREFERENCE") else r.type
+            params.append(_ctype(self.m, t, capture_parameter(r.spelling)))
         method = next((k for k in self.closure(lam.type).get_children() if k.spelling == "operator()"), None)
         ret = _ctype(self.m, method.result_type) if method is not None else "void"
         space = self.lambda_space(lam, sc)
@@ -1063,7 +1085,13 @@ class Printer:
             return None
         got = sc.lambdas.get(closure.hash)
         if got is None and closure.hash in self.m.lambda_args:
-            got = (self.m.lambda_args[closure.hash][0], [])   # a functor argument (no captures)
+            # a functor argument: the instance receives its captured values as parameters
+            name, lam = self.m.lambda_args[closure.hash]
+            caps = self.lambda_captures(lam)
+            rendered = [self.node(a, sc, c) for a in
+                        (args[1:] if args and self.closure(args[0].type) is not None else args)]
+            rendered += [capture_parameter(var.spelling) for var, _ in caps]
+            return f"{name}({', '.join(rendered)})"
         if got is None:
             lam = next((x for x in c.walk_preorder() if _kind(x) == "LAMBDA_EXPR"), None)
             if lam is None:
@@ -1152,15 +1180,18 @@ class Printer:
             close = self.text.find(">>>", ce) + 3
             config = self.span(ce, close, [k for k in c.get_children()
                                             if ce <= k.extent.start.offset < close], sc, c)
-        rendered = []
+        rendered, captured = [], []
         for i, a in enumerate(args):
             if i in inst.const_args:
                 lam = _lambda_in(a)
                 if lam is not None:
                     self.lambda_function(lam, sc)   # defined in the caller's scope, called by name
+                    captured += [sc.captures.get(var.hash, var.spelling)
+                                 for var, _ in self.lambda_captures(lam)]
                 continue
             txt = self.node(a, sc, c)
             rendered.append(f"&({txt})" if i < len(ref_params) and ref_params[i] else txt)
+        rendered += captured          # the instance's capture parameters come last
         if method_call:
             kids = list(c.get_children())
             member = kids[0] if kids and _kind(kids[0]) == "MEMBER_REF_EXPR" else None
@@ -1321,6 +1352,13 @@ class Printer:
         open_paren = self.text.find("(", name_end)
         close_paren = self.close_paren(open_paren)
         plist = [self.param_text(p, sc) for i, p in enumerate(parms) if i not in inst.const_args]
+        for i in sorted(inst.const_args):
+            lam = next((lam for n, lam in self.m.lambda_args.values()
+                        if n == inst.const_args[i]), None)
+            for var, _ in self.lambda_captures(lam) if lam is not None else []:
+                t = var.type.get_pointee() if _tkind(var.type) in (
+                    "LVALUEREFERENCE", "RVALUEREFERENCE") else var.type
+                plist.append(_ctype(self.m, t, capture_parameter(var.spelling)))
         ctor = _kind(d) == "CONSTRUCTOR"
         if ctor:
             sc.points[name_at] = (len(d.spelling), f"{inst.owner.name} {inst.name}")
