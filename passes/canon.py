@@ -534,3 +534,31 @@ def as_items(stmt) -> list:
     if isinstance(stmt, c_ast.Compound):
         return list(stmt.block_items or [])
     return [stmt]
+
+
+def _base_and_offset(e):
+    """(base name, [offset terms]) of ``p``, ``p + a``, ``p + a + b`` (a pointer or array
+    ``p``), else None."""
+    terms = []
+    while isinstance(e, c_ast.BinaryOp) and e.op == "+":
+        terms.append(e.right)
+        e = e.left
+    return (e.name, terms[::-1]) if isinstance(e, c_ast.ID) else None
+
+
+def pointer_difference(last, first):
+    """``last - first`` for two pointers into one object, as the difference of their offsets
+    when both are ``p + ...`` of the same ``p`` (``(p + n) - p`` -> ``n``); the plain
+    difference otherwise."""
+    a, b = _base_and_offset(last), _base_and_offset(first)
+    if a is not None and b is not None and a[0] == b[0]:
+        def total(terms):
+            out = None
+            for t in terms:
+                out = copy.deepcopy(t) if out is None else c_ast.BinaryOp("+", out, copy.deepcopy(t))
+            return out
+        x, y = total(a[1]), total(b[1])
+        if y is None:
+            return x if x is not None else c_ast.Constant("int", "0")
+        return c_ast.BinaryOp("-", x if x is not None else c_ast.Constant("int", "0"), y)
+    return c_ast.BinaryOp("-", copy.deepcopy(last), copy.deepcopy(first))

@@ -22,6 +22,9 @@ Summary
       (each is evaluated twice).
     * ``std::memset`` / ``std::memcpy`` / ``std::memmove`` -> ``memset`` / ``memcpy`` /
       ``memmove`` (same functions, C spelling).
+    * a statement ``std::copy(first, last, out);`` / ``std::copy_n(first, n, out);`` /
+      ``std::fill(first, last, v);`` / ``std::fill_n(out, n, v);`` -> the element loop it
+      performs, first to last (operands without side effects).
 Requires
     1. At least one ``std::`` call of the functions above in a function definition
        [XP-STD-001].
@@ -243,6 +246,37 @@ class _Env:
             self._expanding.discard(name)
 
 
+RANGES = frozenset({"copy", "copy_n", "fill", "fill_n"})
+
+
+def _range_statement(st, k: int) -> tuple[c_ast.Node | None, str | None]:
+    """(loop, None) for a statement ``std::copy(first, last, out);`` / ``std::copy_n(first, n,
+    out);`` / ``std::fill(first, last, v);`` / ``std::fill_n(out, n, v);`` over pointers: the
+    element loop it performs, in its order (first to last); (None, reason) when its operands
+    have side effects; (None, None) for any other statement."""
+    fn = _std_name(st) if isinstance(st, c_ast.FuncCall) else None
+    if fn not in RANGES:
+        return None, None
+    args = list(st.args.exprs) if st.args is not None else []
+    if len(args) != 3 or any(canon.has_side_effects(a) for a in args):
+        return None, f"std::{fn} with operands that have side effects (or not three operands)"
+    a, b, c = (copy.deepcopy(x) for x in args)
+    i = f"__xp_k{k}"
+    if fn == "copy":
+        count, target, value = canon.pointer_difference(b, a), c, c_ast.ArrayRef(a, c_ast.ID(i))
+    elif fn == "copy_n":
+        count, target, value = b, c, c_ast.ArrayRef(a, c_ast.ID(i))
+    elif fn == "fill":
+        count, target, value = canon.pointer_difference(b, a), a, c
+    else:
+        count, target, value = b, a, c
+    (loop,) = canon.parse_stmts(f"for (long {i} = 0; {i} < 1; ++{i}) x[{i}] = 0;")
+    loop.cond.right = count
+    loop.stmt.lvalue.name = target
+    loop.stmt.rvalue = value
+    return loop, None
+
+
 def _rewrite_call(call, env: _Env) -> tuple[c_ast.Node | None, str | None]:
     """(replacement, None) or (None, reason)."""
     fn = _std_name(call)
@@ -326,6 +360,16 @@ def _rewrite(program, apply: bool):
 
         def visit(n):
             nonlocal count
+            if isinstance(n, c_ast.Compound) and n.block_items:
+                items = []
+                for st in n.block_items:
+                    loop, why = _range_statement(st, count)
+                    if why is not None:
+                        problems.append((why, st))
+                    if loop is not None:
+                        count += 1
+                    items.append(loop if loop is not None else st)
+                n.block_items = items
             scoped = isinstance(n, (c_ast.Compound, c_ast.For))
             if scoped:
                 env.push()
