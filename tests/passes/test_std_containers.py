@@ -92,3 +92,32 @@ extern "C" void clamp_f32(float* data, long n, float lo, float hi) {
     rep = translate(str(src), "cuda", str(tmp_path / "clamp.cu"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert {s.name: s.status for s in rep.steps}["std_containers"] == "verified"
+
+
+def test_host_vectors_of_a_cuda_entry_translate_to_bang(tmp_path):
+    """CUDA host code staging through std::vector host buffers (`hx(x, x + n)`, `hy.data()`)
+    lifts and lowers to BANG: the vectors are arrays before task_bind plans the copies."""
+    from xpiler.translate import translate
+    src = tmp_path / "saxpy.cu"
+    src.write_text(r"""
+#include <cuda_runtime.h>
+#include <vector>
+__global__ void saxpy(int n, float a, const float* x, float* y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" void saxpy_host(const float* x, float* y, float a, int n) {
+  std::vector<float> hx(x, x + n), hy(y, y + n);
+  float *dx, *dy;
+  cudaMalloc(&dx, n * sizeof(float));
+  cudaMalloc(&dy, n * sizeof(float));
+  cudaMemcpy(dx, hx.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(dy, hy.data(), n * sizeof(float), cudaMemcpyHostToDevice);
+  saxpy<<<(n + 255) / 256, 256>>>(n, a, dx, dy);
+  cudaMemcpy(hy.data(), dy, n * sizeof(float), cudaMemcpyDeviceToHost);
+  for (int i = 0; i < n; ++i) y[i] = hy[i];
+  cudaFree(dx); cudaFree(dy);
+}
+""")
+    rep = translate(str(src), "bang", str(tmp_path / "saxpy.mlu"))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
