@@ -183,13 +183,13 @@ def test_a_verified_translation_prints_no_error_line(to, tmp_path, capsys):
         assert len(applied) + len(unchanged) == len(report["pipeline"].split(","))
 
 
-EVENT_TIMED = """__global__ void scale(const float *x, float *y, int n) {
+DRIVER_QUERY = """__global__ void scale(const float *x, float *y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = 2.0f * x[i];
 }
 extern "C" void run(const float *x, float *y, int n) {
     float *dx, *dy;
-    cudaEvent_t t0; cudaEventCreate(&t0);
+    int version = 0; cudaDriverGetVersion(&version);
     cudaMalloc(&dx, n * sizeof(float)); cudaMalloc(&dy, n * sizeof(float));
     cudaMemcpy(dx, x, n * sizeof(float), cudaMemcpyHostToDevice);
     scale<<<(n + 255) / 256, 256>>>(dx, dy, n);
@@ -204,7 +204,7 @@ def test_a_failed_translation_names_the_step_that_decided_it(tmp_path, capsys):
     failure; the lowerings after it only refuse "this is a cuda program". The message and the
     report's ``causes`` name the lift's refusal with its position, first."""
     src, out, rep = tmp_path / "k.cu", tmp_path / "k.mlu", tmp_path / "r.json"
-    src.write_text(EVENT_TIMED)
+    src.write_text(DRIVER_QUERY)
     code = main(["translate", str(src), "--to", "bang", "-o", str(out), "--report", str(rep),
                  "--arg", "x=random:64", "--arg", "y=zeros:64", "--arg", "n=64"])
     assert code == 1 and not out.exists()
