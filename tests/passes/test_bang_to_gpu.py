@@ -502,3 +502,29 @@ def test_corpus_bang_to_gpu_keeps_blocks_threads_and_on_chip_buffers(name, to, t
     assert any(b["space"] == "shared" for b in res["buffers"])
     text = out.read_text()
     assert "__shared__" in text and "__syncthreads();" in text and "threadIdx.x" in text
+
+
+LAST_CHUNK_SIGMOID = r"""
+#include <bang.h>
+#define CHUNK 2048
+__mlu_global__ void sigmoid_chunks(float* dst, const float* src, int n) {
+  __nram__ float buf[CHUNK];
+  int chunks = (n + CHUNK - 1) / CHUNK;
+  for (int c = taskId; c < chunks; c += taskDim) {
+    int len = (c == chunks - 1) ? n - c * CHUNK : CHUNK;
+    __memcpy(buf, src + c * CHUNK, len * sizeof(float), GDRAM2NRAM);
+    __bang_active_sigmoid(buf, buf, CHUNK);
+    __memcpy(dst + c * CHUNK, buf, len * sizeof(float), NRAM2GDRAM);
+  }
+}
+"""
+
+
+def test_a_kernel_entry_with_a_last_chunk_tail_translates_to_cuda(tmp_path):
+    """Kernel-only BANG with the tail written `c == chunks - 1 ? n - c * CHUNK : CHUNK`: the
+    extents of dst and src are n (the last chunk's case and the others'), so loop_bind sizes
+    the buffers and the output verifies with inferred inputs."""
+    src = tmp_path / "sig.mlu"
+    src.write_text(LAST_CHUNK_SIGMOID)
+    rep = translate(str(src), "cuda", str(tmp_path / "sig.cu"))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]

@@ -83,3 +83,24 @@ def test_within_proves_and_refuses():
     n = affine.Poly.sym("s:n")
     assert affine.within(acc, n - affine.Poly.const(1))
     assert not affine.within(acc, n - affine.Poly.const(2))
+
+
+_LAST_CHUNK = """
+  for (int t = 0; t < 16; ++t) {
+    int chunks = (n + 2047) / 2048;
+    for (int c = t; c < chunks; c += 16) {
+      int len = (c == chunks - 1) ? n - c * 2048 : 2048;
+      for (int i = 0; i < len; ++i) out[c * 2048 + i] = x[c * 2048 + i];
+    }
+  }"""
+
+
+def test_a_last_chunk_length_chosen_by_equality_has_extent_n():
+    """`len = c == chunks - 1 ? n - c * 2048 : 2048` (the BANG tail idiom): the last chunk ends
+    at n, every other chunk at most at (chunks - 1) * 2048 <= n; the extent is exactly n."""
+    ext = affine.extents(_info(_LAST_CHUNK))
+    assert ext["x"] == ext["out"] == "n"
+    # a value that is not the loop's last keeps the whole range for the other case: larger
+    loose = affine.extents(_info(_LAST_CHUNK.replace("c == chunks - 1", "c == 0")))
+    for n in (1, 2048, 5000):
+        assert _eval(loose["out"], n=n) >= n

@@ -304,7 +304,67 @@ def max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
         split = _symbolic_divmod(acc)
         if split is not None:
             m = max_index(split)
+    if m is None:
+        m = _equality_split_max(acc)
     return m
+
+
+def _substitute_var(ir, uid: str, value):
+    """``ir`` with the loop variable ``uid`` read as ``value``."""
+    if not isinstance(ir, tuple) or not ir:
+        return ir
+    if ir[0] == "v" and ir[1] == uid:
+        return value
+    return (ir[0],) + tuple(_substitute_var(x, uid, value) if isinstance(x, tuple) else x
+                            for x in ir[1:])
+
+
+def _equality_split_max(acc: Access, depth: int = 0):
+    """Maximum of a subscript under a loop whose bound depends on whether an outer loop
+    variable equals a value (the last chunk's length, ``len = c == chunks - 1 ? n - c * CHUNK :
+    CHUNK``): the larger of the maxima of the two cases, the first with the variable at that
+    value, the second with it kept below the value when the value is its loop's last one
+    (``c < chunks`` and ``c != chunks - 1``: ``c < chunks - 1``), else over its whole range.
+    None when no loop bound has that form or a case has no maximum."""
+    if depth > 2:
+        return None
+    loops = list(acc.loops)
+    for k, lp in enumerate(loops):
+        hi = lp.hi
+        if not (isinstance(hi, tuple) and hi and hi[0] == "?" and hi[1][0] == "==" and
+                hi[1][1][0] == "v"):
+            continue
+        uid, value, when_equal, otherwise = hi[1][1][1], hi[1][2], hi[2], hi[3]
+        outer = next((j for j, o in enumerate(loops[:k]) if o.uid == uid), None)
+        if outer is None or _loop_vars_in(value, set()):
+            continue
+        from dataclasses import replace as _replace
+
+        def at(ir):
+            return _substitute_var(ir, uid, value)
+        # the variable at the value: its loop goes, every bound and the subscript read the value
+        equal = [_replace(o, lo=at(o.lo), hi=at(when_equal) if o is lp else at(o.hi),
+                          start=at(o.start)) for j, o in enumerate(loops) if j != outer]
+        first = Access(**{**acc.__dict__, "index": at(acc.index), "loops": tuple(equal),
+                          "guards": tuple(_substitute_var(g, uid, value) for g in acc.guards)})
+        last = loops[outer]
+        below = _replace(last, hi=value) if value == ("-", last.hi, ("c", 1)) else last
+        other = [below if j == outer else _replace(o, hi=otherwise) if o is lp else o
+                 for j, o in enumerate(loops)]
+        second = Access(**{**acc.__dict__, "loops": tuple(other)})
+        a = max_index(first) if not _has_equality_bound(first) else \
+            _equality_split_max(first, depth + 1)
+        b = max_index(second) if not _has_equality_bound(second) else \
+            _equality_split_max(second, depth + 1)
+        if a is None or b is None:
+            return None
+        return _pick(a, b, smaller=False)
+    return None
+
+
+def _has_equality_bound(acc: Access) -> bool:
+    return any(isinstance(lp.hi, tuple) and lp.hi and lp.hi[0] == "?" and lp.hi[1][0] == "=="
+               for lp in acc.loops)
 
 
 def _is_min_form(ir) -> bool:
