@@ -528,3 +528,31 @@ def test_a_kernel_entry_with_a_last_chunk_tail_translates_to_cuda(tmp_path):
     src.write_text(LAST_CHUNK_SIGMOID)
     rep = translate(str(src), "cuda", str(tmp_path / "sig.cu"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
+
+
+def test_a_task_s_rows_in_tiles_with_a_bias_translates_to_cuda(tmp_path):
+    """Rows split per task, a tile of 32 rows at a time (`for (r = r0; r < r1; r += 32)`, the
+    tile's rows `min(r1 - r, 32)`), `__bang_cycle_add` of a bias row: the extents are
+    64 * rows, the kernel entry translates with inferred inputs."""
+    src = tmp_path / "bias.mlu"
+    src.write_text(r"""
+#include <bang.h>
+#define C 64
+#define ROWS_PER 32
+__mlu_global__ void bias_add(float* y, const float* x, const float* bias, int rows) {
+  __nram__ float nb[C];
+  __nram__ float nx[ROWS_PER * C];
+  __memcpy(nb, bias, C * sizeof(float), GDRAM2NRAM);
+  int per = (rows + taskDim - 1) / taskDim;
+  int r0 = taskId * per;
+  int r1 = r0 + per < rows ? r0 + per : rows;
+  for (int r = r0; r < r1; r += ROWS_PER) {
+    int nr = r1 - r < ROWS_PER ? r1 - r : ROWS_PER;
+    __memcpy(nx, x + r * C, nr * C * sizeof(float), GDRAM2NRAM);
+    __bang_cycle_add(nx, nx, nb, nr * C, C);
+    __memcpy(y + r * C, nx, nr * C * sizeof(float), NRAM2GDRAM);
+  }
+}
+""")
+    rep = translate(str(src), "cuda", str(tmp_path / "bias.cu"))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]

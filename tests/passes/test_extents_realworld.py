@@ -141,17 +141,19 @@ def test_minimum_of_terms_that_move_apart_is_not_bounded():
     assert affine.extents(info) == {"x": None, "out": 4}
 
 
-def test_vector_tile_with_a_minimum_and_an_outer_dependent_stride_is_not_guessed():
+def test_vector_tile_with_a_minimum_and_an_outer_dependent_stride_stays_below_n():
     # MLAS-style block of 1024 split 16 lanes at a time: the last vector of a block depends
-    # on (n - 1024 * blk) / 16, which has no closed form over blk; the analysis says None
-    # rather than the tile bound 1024 * blocks + 16 (past the end of the arrays)
+    # on (n - 1024 * blk) / 16, which has no closed form over blk; each vector stays below
+    # len - 15, so the subscript stays below blk * 1024 + len <= n: the extent is n (an upper
+    # bound: without a tail loop the last n % 16 elements are not touched), never the tile
+    # bound 1024 * blocks + 16 past the end of the arrays
     info = _info("""
   for (int blk = 0; blk < (n + 1023) / 1024; ++blk) {
     int len = n - blk * 1024 < 1024 ? n - blk * 1024 : 1024;
     for (int i = 0; i + 16 <= len; i += 16)
       for (int j = 0; j < 16; ++j) out[blk * 1024 + i + j] = x[blk * 1024 + i + j];
   }""", "const float* x, float* out, int n")
-    assert affine.extents(info) == {"x": None, "out": None}
+    assert affine.extents(info) == {"x": "n", "out": "n"}
 
 
 def test_float4_view_of_a_float_array_and_a_grid_stride_tail():

@@ -51,11 +51,12 @@ def test_masked_tail_alone_is_bounded_by_its_guard():
         assert _eval(ext["out"], n=n) == n, (n, ext["out"])
 
 
-def test_vector_part_reaching_past_the_tail_is_not_covered():
-    # x[... + j + 1] in the vector part may reach index n (len a multiple of 16): Z3 cannot
-    # prove it below the tail's n - 1, so no extent is claimed for x
+def test_vector_part_reaching_past_the_tail_is_covered():
+    # x[... + j + 1] in the vector part reaches index n when len is a multiple of 16: the
+    # strided vector loop stays below each bound of its minimum, so the extent is n + 1 (the
+    # source itself reads one element past n there), never n
     ext = affine.extents(_info(_BLOCK % " + 1"))
-    assert ext["x"] is None
+    assert ext["x"] == "n + 1"
     assert ext["out"] == "n"
 
 
@@ -104,3 +105,23 @@ def test_a_last_chunk_length_chosen_by_equality_has_extent_n():
     loose = affine.extents(_info(_LAST_CHUNK.replace("c == chunks - 1", "c == 0")))
     for n in (1, 2048, 5000):
         assert _eval(loose["out"], n=n) >= n
+
+
+_TASK_ROWS_IN_TILES = """
+  for (int t = 0; t < 16; ++t) {
+    int per = (rows + 15) / 16;
+    int r0 = t * per;
+    int r1 = r0 + per < rows ? r0 + per : rows;
+    for (int r = r0; r < r1; r += 32) {
+      int nr = r1 - r < 32 ? r1 - r : 32;
+      for (int i = 0; i < nr * 64; ++i) out[r * 64 + i] = x[r * 64 + i];
+    }
+  }"""
+
+
+def test_a_task_s_rows_in_tiles_have_the_rows_extent():
+    """Each task's rows [r0, min(r0 + per, rows)) in tiles of 32 (a strided loop whose start
+    depends on the task): the tile loop stays below each bound of the minimum, and the minimum
+    with the row bound gives 64 * rows."""
+    ext = affine.extents(_info(_TASK_ROWS_IN_TILES, "const float* x, float* out, int rows"))
+    assert ext["x"] == ext["out"] == "64 * rows"

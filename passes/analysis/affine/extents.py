@@ -462,8 +462,10 @@ def _prune_mins(ps: list) -> list:
 
 
 def _minlist_max(acc: Access, terms: list | None = None) -> Poly | None:
-    """Exact maximum of a subscript over loops whose upper bounds (or the subscript) are
-    minima (tiles: ``for (r = 16 * tr; r < min(16 * tr + 16, rows); ++r)``): the subscript is
+    """Maximum of a subscript over loops whose upper bounds (or the subscript) are
+    minima (tiles: ``for (r = 16 * tr; r < min(16 * tr + 16, rows); ++r)``), exact but where a
+    strided loop's last value has no closed form (then its bound less one, an upper bound,
+    stands for it): the subscript is
     carried as the minimum of a list of Polys; eliminating a variable whose coefficient has
     one sign in every term substitutes its extreme in each (a minimum of functions that all
     grow with the variable is largest at its largest value), and a bound that is itself a
@@ -511,6 +513,12 @@ def _minlist_max(acc: Access, terms: list | None = None) -> Poly | None:
                     # a task / grid-stride loop whose start runs over every residue of its
                     # stride (``for (t < T) for (s = t * C; s < n; s += T * C)``), exactly
                     e = _strided_max(lp, acc.loops, terms)
+                if e is None and lp.step > 1 and len(his) > 1:
+                    # a strided loop from a start over outer variables up to a minimum (a
+                    # task's rows in tiles, ``for (r = r0; r < min(r0 + per, rows); r += 32)``):
+                    # its values stay below each bound, which bounds the terms from above;
+                    # the minimum with the other terms decides
+                    e = h - Poly.const(1)
                 if e is None:
                     return None
                 exts.append(e)
