@@ -406,7 +406,9 @@ def _analyse(program, ast):
             continue
         hw = canon.elem_type_of_decl_type(params[h].type, typedefs)
         bw = canon.elem_type_of_decl_type(b.decl.type, typedefs)
-        if hw is None or bw is None or hw[1] != 1 or hw[0] != bw[0]:
+        # a `void *` device buffer (CNRT's cnrtMalloc(&p, bytes)) is raw memory: the host
+        # buffer's element type is what its copies carry
+        if hw is None or bw is None or hw[1] != 1 or (hw[0] != bw[0] and bw[0] != ["void"]):
             bad(f"element type of {h} differs from the buffer's")
             continue
         if b.copy_in and not b.copy_out:

@@ -556,3 +556,44 @@ __mlu_global__ void bias_add(float* y, const float* x, const float* bias, int ro
 """)
     rep = translate(str(src), "cuda", str(tmp_path / "bias.cu"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
+
+
+def test_void_device_buffers_of_a_cnrt_host_and_a_scaled_loop_condition(tmp_path):
+    """CNRT host code with `void *dx` buffers (raw memory: the host pointer's element type is
+    what the copies carry, so devcopy drops them), and a kernel walking blocks while
+    `b * BLK < n` over cluster and core ids (b < ceil(n / BLK))."""
+    src = tmp_path / "exp.mlu"
+    src.write_text(r"""
+#include <bang.h>
+#include <cnrt.h>
+#define BLK 256
+__mlu_entry__ void exp_kernel(float* y, const float* x, int n) {
+  __nram__ float buf[BLK];
+  int core = clusterId * coreDim + coreId;
+  int cores = clusterDim * coreDim;
+  for (int b = core; b * BLK < n; b += cores) {
+    int len = n - b * BLK < BLK ? n - b * BLK : BLK;
+    __memcpy(buf, x + b * BLK, len * sizeof(float), GDRAM2NRAM);
+    __bang_active_exp(buf, buf, BLK);
+    __memcpy(y + b * BLK, buf, len * sizeof(float), NRAM2GDRAM);
+  }
+}
+extern "C" void exp_host(const float* x, float* y, int n) {
+  cnrtQueue_t queue;
+  cnrtQueueCreate(&queue);
+  void *dx, *dy;
+  cnrtMalloc(&dx, n * sizeof(float));
+  cnrtMalloc(&dy, n * sizeof(float));
+  cnrtMemcpy(dx, (void*)x, n * sizeof(float), cnrtMemcpyHostToDev);
+  cnrtDim3_t dim;
+  dim.x = 4; dim.y = 1; dim.z = 1;
+  exp_kernel<<<dim, CNRT_FUNC_TYPE_UNION1, queue>>>((float*)dy, (const float*)dx, n);
+  cnrtQueueSync(queue);
+  cnrtMemcpy(y, dy, n * sizeof(float), cnrtMemcpyDevToHost);
+  cnrtFree(dx); cnrtFree(dy);
+  cnrtQueueDestroy(queue);
+}
+""")
+    rep = translate(str(src), "cuda", str(tmp_path / "exp.cu"))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    assert {s.name: s.status for s in rep.steps}["devcopy"] == "verified"

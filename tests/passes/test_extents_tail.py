@@ -125,3 +125,43 @@ def test_a_task_s_rows_in_tiles_have_the_rows_extent():
     with the row bound gives 64 * rows."""
     ext = affine.extents(_info(_TASK_ROWS_IN_TILES, "const float* x, float* out, int rows"))
     assert ext["x"] == ext["out"] == "64 * rows"
+
+
+_SHARE_WITH_REMAINDER = """
+  for (int t = 0; t < 16; ++t) {
+    int per_task = n / 16;
+    int rem = n % 16;
+    int offset = t * per_task + ((t < rem) ? t : rem);
+    int count = per_task + ((t < rem) ? 1 : 0);
+    int repeat = count / 4096;
+    int tail = count % 4096;
+    for (int i = 0; i < repeat; ++i)
+      for (int j = 0; j < 4096; ++j) out[offset + i * 4096 + j] = x[offset + i * 4096 + j];
+    if (tail > 0)
+      for (int j = 0; j < tail; ++j) out[offset + repeat * 4096 + j] = x[offset + repeat * 4096 + j];
+  }"""
+
+
+def test_a_task_share_with_a_remainder_in_tiles_is_proved_by_z3():
+    """mlu-ops' partition (n / taskDim each, the first n % taskDim tasks one more) walked in
+    tiles of count / 4096: no closed form, but Z3 proves every subscript below n and one
+    reaching n - 1, so n is the count; a loose candidate is never claimed."""
+    info = _info(_SHARE_WITH_REMAINDER)
+    assert affine.extents(info) == {"x": None, "out": None}
+    assert affine.proved_extent(info, "x") == affine.proved_extent(info, "out") == "n"
+    half = _info(_SHARE_WITH_REMAINDER.replace("n / 16", "n / 32").replace("n % 16", "n % 32"))
+    assert affine.proved_extent(half, "x") is None       # only half of n is reached: not n
+
+
+def test_a_loop_condition_on_a_scaled_variable_is_counted():
+    # for (b = t; b * 256 < n; b += 16): b < ceil(n / 256)
+    info = _info("""
+  for (int t = 0; t < 16; ++t)
+    for (int b = t; b * 256 < n; b += 16) {
+      int len = n - b * 256 < 256 ? n - b * 256 : 256;
+      for (int i = 0; i < len; ++i) out[b * 256 + i] = x[b * 256 + i];
+    }""")
+    assert all(lp.canonical for lp in info.loops)
+    ext = affine.extents(info)
+    for n in (1, 255, 256, 4097):
+        assert _eval(ext["out"], n=n) == n, ext

@@ -63,8 +63,8 @@ from .poly import Poly, ir_c_text, to_poly
 from .walk import analyze, entry_function
 from .dependence import Verdict, parallel, privatizable
 from .extents import (
-    extents, extreme_of_var, free_symbols, infer_inputs, max_index, poly_max, sign_when_running,
-    within)
+    extents, extreme_of_var, free_symbols, infer_inputs, max_index, poly_max, proved_extent,
+    sign_when_running, within)
 from .legality import may_conflict, reorder_violation
 
 __all__ = [
@@ -81,7 +81,7 @@ __all__ = [
     "Verdict", "parallel", "privatizable",
     # extents
     "extents", "extreme_of_var", "free_symbols", "infer_inputs", "max_index", "poly_max",
-    "sign_when_running", "within",
+    "proved_extent", "sign_when_running", "within",
     # legality
     "may_conflict", "reorder_violation",
 ]

@@ -1306,3 +1306,91 @@ def infer_inputs(program) -> dict[str, object]:
 
 def free_symbols(info: NestInfo) -> set[str]:
     return {n for n, p in info.params.items() if p.kind != "pointer"}
+
+
+_INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | None:
+    """An element count of pointer parameter ``name`` that Z3 proves where the polynomial
+    analysis has none (a task's share with a remainder, ``offset = t * (n / T) + min(t, n % T)``,
+    in tiles of ``count / TILE``): an integer scalar of the entry, or a product of two, such
+    that every access of ``name`` stays below it for all scalar values >= 0 and, at each of a
+    few sample sizes, an access reaches its last element. None when no candidate is proved (or
+    an access reads a local of unknown value)."""
+    accs = [a for a in info.accesses if a.is_param and a.buffer == name]
+    if not accs or any(a.index is None or a.width or locals_in(a.index, set()) for a in accs):
+        return None
+    scalars = [p.name for p in info.params.values()
+               if p.kind == "scalar" and p.dtype in _INT_DTYPES]
+    cands = [(("s", s), s) for s in scalars]
+    cands += [(("*", ("s", a), ("s", b)), f"{a} * {b}")
+              for i, a in enumerate(scalars) for b in scalars[i + 1:]]
+    z3 = load_z3()
+    try:
+        for ir, text in cands:
+            if _z3_below(z3, accs, ir, timeout_ms) and _z3_reaches(z3, accs, ir, timeout_ms):
+                return text
+    except ANALYSIS_ERRORS + (z3.Z3Exception,):
+        return None
+    return None
+
+
+def _z3_solver(z3, acc: Access, timeout_ms: int):
+    enc = Enc(z3, set(), set(), "bound", {})
+    sol = z3.Solver()
+    sol.set("timeout", timeout_ms)
+    for c in loop_constraints(enc, acc.loops):
+        sol.add(c)
+    for g in acc.guards:
+        if not locals_in(g, set()):
+            sol.add(enc.c(g))
+    return enc, sol
+
+
+def _scalars_nonnegative(z3, enc, sol) -> None:
+    for key, v in list(enc.syms.items()):
+        if key.startswith("s:"):
+            sol.add(v >= 0)
+
+
+def _z3_below(z3, accs, bound, timeout_ms: int) -> bool:
+    """Every access's subscript is below ``bound`` wherever it runs (no counterexample)."""
+    for acc in accs:
+        enc, sol = _z3_solver(z3, acc, timeout_ms)
+        sol.add(enc.e(acc.index) > enc.e(bound) - 1)
+        _scalars_nonnegative(z3, enc, sol)
+        if sol.check() != z3.unsat:
+            return False
+    return True
+
+
+_REACH_SAMPLES = (37, 1000, 4099)        # values of the bound's scalars the check fixes
+
+
+def _z3_reaches(z3, accs, bound, timeout_ms: int) -> bool:
+    """At each sample value of the bound's scalars (odd sizes and round ones), some access
+    touches the element just below ``bound``: the bound is the footprint there, not a loose
+    cover of it."""
+    names = set()
+    _scalars_of(bound, names)
+    for value in _REACH_SAMPLES:
+        for acc in accs:
+            enc, sol = _z3_solver(z3, acc, timeout_ms)
+            sol.add(enc.e(acc.index) == enc.e(bound) - 1)
+            _scalars_nonnegative(z3, enc, sol)
+            for n in names:
+                sol.add(enc.var("s:" + n) == value)
+            if sol.check() == z3.sat:
+                break
+        else:
+            return False
+    return True
+
+
+def _scalars_of(ir, out: set) -> None:
+    if isinstance(ir, tuple) and ir:
+        if ir[0] == "s":
+            out.add(ir[1])
+        for x in ir[1:]:
+            _scalars_of(x, out)

@@ -985,8 +985,16 @@ class _Walker(c_ast.NodeVisitor):
             op, l, r = c.op, c.left, c.right
             if _is_var(r, name) and not _is_var(l, name):
                 op, l, r = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}[op], r, l
+            scale = _var_times_const(l, name, self)
             if _is_var(l, name):
                 b = self.ir(r)
+            elif scale is not None and op in ("<", "<="):
+                # v * C < n  ->  v < ceil(n / C);  v * C <= n  ->  v < floor(n / C) + 1
+                rb = self.ir(r)
+                b = None if rb is None else \
+                    ("fdiv", ("+", rb, ("c", scale - 1)), ("c", scale)) if op == "<" else \
+                    ("+", ("fdiv", rb, ("c", scale)), ("c", 1))
+                op = "<"
             else:                         # v + c <= n  ->  v <= n - c
                 lin = _split_var_plus(l, name, self)
                 b = None if lin is None or self.ir(r) is None else ("-", self.ir(r), lin)
@@ -1078,6 +1086,16 @@ def _conjuncts_ast(c) -> list:
 
 def _is_var(e, name) -> bool:
     return isinstance(e, c_ast.ID) and e.name == name
+
+
+def _var_times_const(e, name, walker) -> int | None:
+    """C of ``v * C`` / ``C * v`` with C a positive integer constant, else None."""
+    if isinstance(e, c_ast.BinaryOp) and e.op == "*":
+        for v, c in ((e.left, e.right), (e.right, e.left)):
+            if _is_var(v, name):
+                k = const_ir(walker.ir(c))
+                return k if k is not None and k > 0 else None
+    return None
 
 
 def _split_var_plus(e, name, walker) -> IR:

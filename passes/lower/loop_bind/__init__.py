@@ -295,6 +295,10 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
         have = const_count(sizes[name])
         if known is not None and have is not None and known < have:
             sizes[name] = str(known)
+    for name in sizes:
+        if sizes[name] is None:
+            # no closed form and no caller-known count: a count Z3 proves over the scalars
+            sizes[name] = affine.proved_extent(info, name)
     for name, size in sizes.items():
         if size is None:
             acc = next((a for a in info.accesses if a.buffer == name and
