@@ -1308,6 +1308,8 @@ def free_symbols(info: NestInfo) -> set[str]:
     return {n for n, p in info.params.items() if p.kind != "pointer"}
 
 
+PROOF_CANDIDATES = 16        # candidate counts tried per pointer (scalars first, then products)
+PROOF_BUDGET_S = 8.0         # seconds for them all
 _INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 
 
@@ -1326,9 +1328,14 @@ def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | No
     cands = [(("s", s), s) for s in scalars]
     cands += [(("*", ("s", a), ("s", b)), f"{a} * {b}")
               for i, a in enumerate(scalars) for b in scalars[i + 1:]]
+    import time
+
     z3 = load_z3()
+    deadline = time.monotonic() + PROOF_BUDGET_S
     try:
-        for ir, text in cands:
+        for ir, text in cands[:PROOF_CANDIDATES]:
+            if time.monotonic() > deadline:
+                return None
             if _z3_below(z3, accs, ir, timeout_ms) and _z3_reaches(z3, accs, ir, timeout_ms):
                 return text
     except ANALYSIS_ERRORS + (z3.Z3Exception,):
