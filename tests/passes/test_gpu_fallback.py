@@ -65,3 +65,56 @@ def test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path, monkeypatc
                                     ("hip/mha_1_4_32_32.hip", "cuda")])
 def test_more_matrix_kernels_verified_through_the_fallback(src, to, tmp_path, monkeypatch):
     test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path, monkeypatch)
+
+
+WAVE64_L2NORM = r"""
+#include <hip/hip_runtime.h>
+__device__ inline float wave_sum(float v) {
+  for (int off = warpSize / 2; off > 0; off >>= 1) v += __shfl_down(v, off);
+  return v;
+}
+__global__ void __launch_bounds__(256) l2norm_rows(const float* x, float* y, int cols) {
+  extern __shared__ float partial[];
+  const float* row = x + blockIdx.x * cols;
+  float s = 0.f;
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) s += row[c] * row[c];
+  s = wave_sum(s);
+  int lane = threadIdx.x % warpSize, wid = threadIdx.x / warpSize;
+  if (lane == 0) partial[wid] = s;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float t = 0.f;
+    for (int w = 0; w < (blockDim.x + warpSize - 1) / warpSize; ++w) t += partial[w];
+    partial[0] = rsqrtf(t + 1e-12f);
+  }
+  __syncthreads();
+  float inv = partial[0];
+  for (int c = threadIdx.x; c < cols; c += blockDim.x) y[blockIdx.x * cols + c] = row[c] * inv;
+}
+extern "C" void l2norm(const float* x, float* y, int rows, int cols) {
+  float *dx, *dy;
+  hipMalloc(&dx, sizeof(float) * rows * cols);
+  hipMalloc(&dy, sizeof(float) * rows * cols);
+  hipMemcpy(dx, x, sizeof(float) * rows * cols, hipMemcpyHostToDevice);
+  hipLaunchKernelGGL(l2norm_rows, dim3(rows), dim3(256), 256 / 64 * sizeof(float), 0, dx, dy, cols);
+  hipMemcpy(y, dy, sizeof(float) * rows * cols, hipMemcpyDeviceToHost);
+  hipFree(dx); hipFree(dy);
+}
+"""
+
+
+def test_a_wave64_host_assumption_goes_through_the_fallback_with_shared_memory(tmp_path):
+    """The host sizes dynamic shared memory for 64-lane waves (256 / 64 partial sums): on
+    32-lane warps the mapped kernel writes 8 and fails verification (rightly). The lift keeps
+    HIP's waves; its per-block buffer becomes a float array of the block, and the fallback
+    binds blocks x threads with shared memory (levels=2) instead of a thread per block."""
+    from xpiler.translate import translate
+    src = tmp_path / "l2norm.hip"
+    src.write_text(WAVE64_L2NORM)
+    out = tmp_path / "l2norm.cu"
+    rep = translate(str(src), "cuda", str(out))
+    assert rep.status == "verified", [s.to_json() for s in rep.steps]
+    assert any(s.name == "api_map" and s.status == "failed-verification" for s in rep.steps)
+    assert rep.pipeline.endswith("loop_bind{levels=2;to=cuda},host_heap")
+    text = out.read_text()
+    assert "__shared__ float xp_dyn" in text and "calloc" not in text

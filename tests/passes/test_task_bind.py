@@ -313,8 +313,10 @@ def test_per_row_heap_buffer_becomes_a_per_task_gdram_slice(tmp_path):
     # taskId * count of one GDRAM buffer for all tasks, zero-filled per row as calloc did
     _, out, text = _lower("dyn_rows")
     kernel, host = text.split('extern "C"')
-    assert "unsigned char *__xp_heap_buf" in kernel and "calloc" not in text
-    assert "unsigned char *buf = __xp_heap_buf + ((long long) taskId) *" in kernel
+    # the byte buffer is used as floats only: a float array (no casts, aligned for floats)
+    assert "float *__xp_heap_buf" in kernel and "calloc" not in text
+    assert "float *buf = __xp_heap_buf + ((long long) taskId) *" in kernel
+    assert "(float *) buf" not in kernel
     assert "buf[__xp_z] = 0;" in kernel and "free(" not in text
     assert "cnrtMalloc((void **) (&__xp_heap_buf), ((size_t) 16) *" in host
     assert host.index("cnrtFree(__xp_heap_buf)") > host.index("dyn_rows_k0<<<")
@@ -322,7 +324,7 @@ def test_per_row_heap_buffer_becomes_a_per_task_gdram_slice(tmp_path):
 
 
 def test_heap_buffer_passed_to_a_call_is_left_alone():
-    from passes.lower.task_bind import _heap_locals
+    from passes.lower.heap_locals import heap_locals as _heap_locals
 
     src = (DATA / "dyn_rows.cpp").read_text().replace("free(buf);", "free(buf);\n    (void) 0;")
     src = src.replace("float s = 0.f;", "float s = 0.f; memset(buf, 0, 4);")
@@ -345,7 +347,7 @@ def test_early_continue_becomes_an_else_guard_bounding_the_extents(tmp_path):
 def test_heap_buffer_placement_by_size():
     # constant and small: a local array of the kernel; constant but large, or symbolic: a
     # per-task GDRAM slice
-    from passes.lower.task_bind import _heap_locals
+    from passes.lower.heap_locals import heap_locals as _heap_locals
     from xpiler.parse import parse_source
 
     src = (DATA / "dyn_rows.cpp").read_text()

@@ -112,7 +112,10 @@ def test_cuda_wmma_kernel_to_hip_through_the_fallback(tmp_path, monkeypatch):
                                                  if not p.startswith("matrix_core_map")])
     rep = _translate("cuda/gemm_32_128_128.cu", "hip", tmp_path)
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
-    assert rep.pipeline.startswith("loop_recovery") and rep.pipeline.endswith("loop_bind{to=hip},host_heap")
+    # blocks x threads with shared tiles first (levels=2), one level if that is refused
+    assert rep.pipeline.startswith("loop_recovery") and (
+        rep.pipeline.endswith("loop_bind{levels=2;to=hip},host_heap") or
+        rep.pipeline.endswith("loop_bind{to=hip},host_heap"))
     assert any(s.name == "api_map" and s.status == "refused" for s in rep.steps)
 
 

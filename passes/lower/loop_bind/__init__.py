@@ -92,6 +92,7 @@ from xpiler.ir.errors import Coord, Diagnostic
 import passes.analysis.affine as affine
 import passes.canon as canon
 from passes.base import Option, PassInfo, register
+from passes.lower.heap_locals import heap_locals
 from passes.lower.loop_bind.kernel_ast import (clean, count_ast, ir_names, is_omp, loop_type,
                                                loop_var_decls, mentions_loop, only_loop, param_decls,
                                                parse_snippet, strip_quals, typedefs)
@@ -1406,6 +1407,12 @@ def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     program, stuck = _free_device_names(program)
     if stuck:
         return [_wrapper_clash(program, stuck)]
+    # per-block heap buffers (the lift's dynamic shared memory) of a constant size -> local
+    # arrays of the block, which the schedule puts in shared memory; symbolic ones would be
+    # variable-length arrays in device code: the program stays as it is
+    with_arrays, heaps = heap_locals(program)
+    if heaps and all(h.const for h in heaps.values()):
+        program = with_arrays
     static, optin = _shared_limits(to)
     the_plan, problems = plan(program, block, given, levels, static, device_copies=True,
                               dynamic_limit=optin)

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 import passes.analysis.affine as affine
+import passes.canon as canon
 from passes.canon import strip_coords
 from passes.lower.loop_bind.kernel_ast import (count_ast, fill, ir_names, loop_var_decls, mentions_loop,
                                                only_loop, param_decls, parse_snippet, strip_quals,
@@ -566,6 +567,10 @@ def _const_int(e, constants: dict) -> int | None:
         return v if isinstance(v, int) else None
     if isinstance(e, c_ast.Cast):
         return _const_int(e.expr, constants)
+    if isinstance(e, c_ast.UnaryOp) and e.op == "sizeof" and isinstance(e.expr, c_ast.Typename) \
+            and isinstance(e.expr.type, c_ast.TypeDecl) \
+            and isinstance(e.expr.type.type, c_ast.IdentifierType):
+        return canon.TYPE_BYTES.get(" ".join(e.expr.type.type.names))
     if isinstance(e, c_ast.UnaryOp) and e.op == "-":
         v = _const_int(e.expr, constants)
         return None if v is None else -v

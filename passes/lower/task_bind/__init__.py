@@ -85,6 +85,7 @@ import passes.canon as canon
 import passes.cleanup.devcopy as devcopy
 import passes.lower.loop_bind as loop_bind
 import passes.lower.loop_bind.kernel_ast as kernel_ast
+from passes.lower.heap_locals import HEAP_PREFIX, heap_locals
 from passes.lower.task_bind import pointer_iv
 from passes.lower.task_bind.windows import IMAX, IMIN, plan_buffers, target
 from passes.base import Option, PassInfo, register
@@ -204,7 +205,7 @@ class _Lowering:
         # per-iteration heap buffers (the lift's dynamic shared memory) -> local arrays the
         # dependence test can see; symbolic or large ones become per-task GDRAM slices when
         # emitted in device code
-        program, self.heaps = _heap_locals(program)
+        program, self.heaps = heap_locals(program)
         self.program = program
         self.heap_uses: dict[str, list] = {}
         try:
@@ -356,7 +357,7 @@ class _Lowering:
                 raise TaskBindError("XP-TASK-BIND-006", f"the size of the per-iteration buffer "
                                     f"'{h.name}' ({h.count}) is not computable before the "
                                     f"launch (it names kernel locals)", n)
-            repl[id(n)] = h.slice_decl()
+            repl[id(n)] = _slice_decl(h)
             uses = self.heap_uses.setdefault(r.name, [])
             if h not in uses:
                 uses.append(h)
@@ -557,39 +558,10 @@ class _Lowering:
         return f"{tname} {lp.var} = ({tname}) ({self._start_text(lp)} + {step});"
 
 
-HEAP_PREFIX = "__xp_heap_"
-HEAP_LOCAL_MAX = 16 * 1024         # bytes: a larger per-iteration buffer goes to GDRAM
-
-
-def _const_bytes(count: str) -> int | None:
-    """Value of a constant element count (integers, + - * / %, casts to integer types,
-    sizeof of scalar types), else None."""
-    text = re.sub(r"sizeof\s*\(\s*([A-Za-z_][\w ]*?)\s*\)",
-                  lambda m: str(_ELEM_SIZE.get(" ".join(m.group(1).split()), "x")), count)
-    text = re.sub(r"\(\s*(?:unsigned|signed|long|int|short|size_t|\s)+\)", "", text)
-    text = re.sub(r"(\d+)[uUlL]+", r"\1", text)
-    if not re.fullmatch(r"[\d\s+\-*/%()]+", text):
-        return None
-    try:
-        return int(eval(text.replace("/", "//"), {"__builtins__": {}}))
-    except Exception:
-        return None
-
-
-class _Heap:
-    """A buffer ``T *p = (T *) calloc(a, b)`` / ``malloc(a)`` declared in a loop body and
-    freed at the end of the same block (the lift of dynamic shared memory: one buffer per
-    block): ``T p[count]`` for the analysis, ``count = ceil(bytes / sizeof(T))``."""
-
-    def __init__(self, name, etype, count, const, host_ok):
-        self.name, self.etype, self.count = name, etype, count
-        self.const, self.host_ok = const, host_ok
-        self.param = HEAP_PREFIX + name
-
-    def slice_decl(self):
-        d = canon.parse_stmts(f"{self.etype} *{self.name} = {self.param} + "
-                              f"(long long) taskId * ({self.count});")[0]
-        return d
+def _slice_decl(h):
+    """``T *p = __xp_heap_p + taskId * count;``: this task's slice of heap buffer ``h``."""
+    return canon.parse_stmts(f"{h.etype} *{h.name} = {h.param} + "
+                             f"(long long) taskId * ({h.count});")[0]
 
 
 def _in_host_code(regions, heaps):
@@ -635,169 +607,6 @@ def _pointer_inductions(program):
     fdef = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef) and
                 e.decl.name == program.entry.name)
     return replace(program, ast=ast) if pointer_iv.rewrite(fdef) else program
-
-
-def _heap_locals(program):
-    """(program, {id(array Decl): _Heap}): per-iteration heap buffers rewritten as local
-    arrays of the same element type (zero-filled by a loop when calloc'd), their ``free``
-    dropped. A buffer qualifies when its pointer is declared with the allocation, inside a
-    loop, freed by a statement of the same block, never reassigned, never has its address
-    taken and is passed to no call but ``free``; its element type is a scalar with a known
-    size. The program is returned unchanged when nothing qualifies."""
-    fdef = affine.entry_function(program) if program.ast is not None and program.entry else None
-    if fdef is None:
-        return program, {}
-    ast = copy.deepcopy(program.ast)
-    fdef = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef) and
-                e.decl.name == program.entry.name)
-    known = {p.name for p in program.entry.params if p.kind != "pointer"}
-    defines = set((program.facts or {}).get("defines") or {})
-    known |= defines | set(canon.file_scope_decls(ast))
-    # type names read as identifiers in a size text (sizeof(float2)), and enumerators
-    known |= set(canon.typedef_map(ast)) | {n.name for n in canon.walk(ast) if isinstance(n, c_ast.Enumerator)}
-    found: dict = {}
-
-    def visit(node, in_loop: bool):
-        if isinstance(node, c_ast.Compound) and in_loop and node.block_items:
-            _rewrite_block(node, fdef, known, found, defines)
-        for _, ch in node.children():
-            visit(ch, in_loop or isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)))
-
-    visit(fdef.body, False)
-    changed = _early_continues(fdef.body)
-    if not found and not changed:
-        return program, {}
-    # the same facts: the rewrite adds no parameter, launch or include (node identities
-    # are kept for the emission)
-    return replace(program, ast=ast), found
-
-
-def _early_continues(node) -> bool:
-    """``if (c) { S; continue; } rest`` at the top level of a loop body -> ``if (c) { S; }
-    else { rest }`` (S without break / continue / return / goto / labels): the same statements
-    run, and the accesses of ``rest`` get the guard ``!c`` the dependence and extent analysis
-    read (the lift's ``if (i >= n) { xp_done[tid] = 1; continue; }`` of an early return)."""
-    changed = False
-    for _, ch in node.children():
-        changed |= _early_continues(ch)
-    if isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)) and \
-            isinstance(node.stmt, c_ast.Compound):
-        items = list(node.stmt.block_items or [])
-        for k in range(len(items) - 2, -1, -1):
-            s = items[k]
-            if not (isinstance(s, c_ast.If) and s.iffalse is None and
-                    isinstance(s.iftrue, c_ast.Compound) and s.iftrue.block_items and
-                    isinstance(s.iftrue.block_items[-1], c_ast.Continue)):
-                continue
-            head = s.iftrue.block_items[:-1]
-            if any(isinstance(n, (c_ast.Break, c_ast.Continue, c_ast.Return, c_ast.Goto,
-                                  c_ast.Label, c_ast.Case, c_ast.Default))
-                   for h in head for n in canon.walk(h)):
-                continue
-            rest = items[k + 1:]
-            if any(isinstance(n, (c_ast.Label, c_ast.Case, c_ast.Default))
-                   for h in rest for n in canon.walk(h)) or \
-                    any(isinstance(h, c_ast.Decl) for h in head):
-                continue
-            items = items[:k] + [c_ast.If(s.cond, c_ast.Compound(head),
-                                          c_ast.Compound(rest), s.coord)]
-            changed = True
-        node.stmt.block_items = items
-    return changed
-
-
-def _alloc_bytes(init):
-    """Byte count expression of ``calloc(a, b)`` / ``malloc(a)`` (casts stripped) and whether
-    the memory is zeroed, else None."""
-    while isinstance(init, c_ast.Cast):
-        init = init.expr
-    name = canon.call_name(init)
-    args = list(init.args.exprs) if isinstance(init, c_ast.FuncCall) and init.args else []
-    if name == "calloc" and len(args) == 2:
-        return c_ast.BinaryOp("*", args[0], args[1]), True
-    if name == "malloc" and len(args) == 1:
-        return args[0], False
-    return None
-
-
-def _is_free_of(stmt, name: str) -> bool:
-    if canon.call_name(stmt) != "free" or not stmt.args or len(stmt.args.exprs) != 1:
-        return False
-    a = stmt.args.exprs[0]
-    while isinstance(a, c_ast.Cast):
-        a = a.expr
-    return isinstance(a, c_ast.ID) and a.name == name
-
-
-def _rewrite_block(block, fdef, known, heaps, facts_defines) -> None:
-    items = block.block_items
-    for k, d in enumerate(list(items)):
-        if not (isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.PtrDecl) and
-                d.init is not None and isinstance(d.type.type, c_ast.TypeDecl) and
-                isinstance(d.type.type.type, c_ast.IdentifierType)):
-            continue
-        alloc = _alloc_bytes(d.init)
-        if alloc is None:
-            continue
-        etype = " ".join(w for w in d.type.type.type.names)
-        es = _ELEM_SIZE.get(etype)
-        if es is None or "const" in (d.type.type.quals or []):
-            continue
-        frees = [j for j in range(k + 1, len(items)) if _is_free_of(items[j], d.name)]
-        if len(frees) != 1 or not _only_indexed(fdef.body, d.name, d):
-            continue
-        nbytes, zeroed = alloc
-        gen = _generator_plain()
-        count = f"(({gen.visit(nbytes)}) + {es - 1}) / {es}" if es > 1 else \
-            f"({gen.visit(nbytes)})"
-        names = canon.ids_in(canon.parse_expr(count))
-        arr = canon.parse_stmts(f"{etype} {d.name}[{count}];")[0]
-        new = [arr]
-        if zeroed:
-            new += canon.parse_stmts(f"for (long long __xp_z = 0; __xp_z < {count}; ++__xp_z) "
-                                     f"{d.name}[__xp_z] = 0;")
-        # a local array only when small and constant (the kernel's stack); else GDRAM slices
-        small = not names and (_const_bytes(count) or HEAP_LOCAL_MAX + 1) * es <= HEAP_LOCAL_MAX
-        heaps[id(arr)] = _Heap(d.name, etype, count, small, names <= known)
-        j = frees[0]
-        block.block_items = items[:k] + new + items[k + 1:j] + items[j + 1:]
-        _rewrite_block(block, fdef, known, heaps, facts_defines)   # the list changed: again
-        return
-
-
-def _only_indexed(body, name: str, decl) -> bool:
-    """``name`` is never assigned, incremented or address-taken, and is passed to no call
-    but ``free``: every use reads the pointer to index or offset it."""
-    for n in canon.walk(body):
-        if isinstance(n, c_ast.Assignment) and canon.lvalue_root(n.lvalue) == name and \
-                isinstance(n.lvalue, c_ast.ID):
-            return False
-        if isinstance(n, c_ast.UnaryOp) and n.op in ("&", "++", "--", "p++", "p--") and \
-                isinstance(n.expr, c_ast.ID) and n.expr.name == name:
-            return False
-        if isinstance(n, c_ast.FuncCall) and canon.call_name(n) != "free" and n.args and \
-                any(name in canon.ids_in(a) and _bare_pointer(a, name) for a in n.args.exprs):
-            return False
-        if isinstance(n, c_ast.Decl) and n is not decl and n.name == name:
-            return False
-    return True
-
-
-def _bare_pointer(e, name: str) -> bool:
-    """``e`` evaluates to the pointer itself (possibly cast or offset), not an element."""
-    while isinstance(e, c_ast.Cast):
-        e = e.expr
-    if isinstance(e, c_ast.ID):
-        return e.name == name
-    if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
-        return _bare_pointer(e.left, name) or _bare_pointer(e.right, name)
-    return False
-
-
-def _generator_plain():
-    from platforms.common.generator import XGenerator
-
-    return XGenerator({})
 
 
 def _host_extents(program) -> dict[str, str]:
