@@ -53,11 +53,11 @@ def test_wmma_kernel_verified_through_the_fallback(src, to, tmp_path, monkeypatc
 
     # the fallback itself: without the structure-preserving plans tried before it
     pair = (src.split("/")[0], to)
-    monkeypatch.setitem(PLANS, pair, [p for p in PLANS[pair] if p.startswith("loop_recovery")])
+    monkeypatch.setitem(PLANS, pair, [p for p in PLANS[pair] if "loop_recovery" in p])
     rep = translate(str(CORPUS / src), to, str(tmp_path / "out"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     # blocks x threads with the source's shared tiles first (levels=2), one level if refused
-    assert rep.pipeline.startswith("loop_recovery") and (
+    assert "loop_recovery" in rep.pipeline.split(",")[:2] and (
         rep.pipeline.endswith(f"loop_bind{{levels=2;to={to}}},host_heap") or
         rep.pipeline.endswith(f"loop_bind{{to={to}}},host_heap"))
 
