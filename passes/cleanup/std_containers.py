@@ -40,8 +40,6 @@ from passes.base import PassInfo, register
 
 NAME = "std_containers"
 _VECTOR = re.compile(r"std::vector\s*<\s*([A-Za-z_][\w ]*?)\s*>$")
-_SCALARS = frozenset("""float double int unsigned signed long short char bool size_t int8_t uint8_t
-int16_t uint16_t int32_t uint32_t int64_t uint64_t ptrdiff_t""".split())
 _METHODS = frozenset({"data", "size", "begin", "end", "empty", "at"})
 
 
@@ -51,9 +49,9 @@ def _element(decl) -> str | None:
     if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
         return None
     m = _VECTOR.match(" ".join(t.type.names))
-    if m is None or not set(m.group(1).split()) <= _SCALARS:
+    if m is None or " ".join(m.group(1).split()) not in canon.TYPE_BYTES:
         return None
-    return m.group(1)
+    return " ".join(m.group(1).split())
 
 
 def _method(node, name: str):
