@@ -118,7 +118,11 @@ def plans(source_platform: str, target: str) -> list[list[tuple[str, dict]]]:
         have = ", ".join(f"{a} -> {b}" for a, b in PLANS)
         raise TranslationFailed(f"translation {source_platform} -> {target} is not implemented yet "
                                 f"(available: {have})")
-    return [parse_pipeline(t) for t in ([text] if isinstance(text, str) else text)]
+    pipelines = [parse_pipeline(t) for t in ([text] if isinstance(text, str) else text)]
+    if not pipelines:
+        raise TranslationFailed(f"translation {source_platform} -> {target} has no candidate pipeline "
+                                "(an empty list in PLANS)")
+    return pipelines
 
 
 def plan(source_platform: str, target: str) -> list[tuple[str, dict]]:

@@ -167,7 +167,8 @@ def evaluate_size(program, size: str | None, scalars: dict) -> int | None:
     from platforms.common.consts import ConstantTable
     from .ir.program import DTYPES
 
-    table = ConstantTable(program.facts.get("defines", {}), lambda t: DTYPES.get(t, t))
+    table = ConstantTable(program.facts.get("defines", {}), lambda t: DTYPES.get(t, t),
+                          program.facts.get("expression_functions"))
     for name, value in scalars.items():
         if isinstance(value, (int,)) or float(value).is_integer():
             table.values[name] = int(value)

@@ -21,7 +21,8 @@ Requires
     1. An entry function definition with at least one device buffer pattern: a local pointer
        (declared without initializer, with its allocation, or as a null pointer ``NULL`` /
        ``nullptr`` / ``0``) allocated once at the top level of the entry, copied in from or out to an entry pointer
-       parameter, and otherwise used only as a whole kernel argument, directly or through a
+       parameter, and otherwise used only as a kernel argument (whole, or at an offset
+       ``d_y + off``), directly or through a
        host function that only hands it on to kernels whole (ggml's ``norm_f32_cuda(d_x, ...)``
        choosing a block size) (XP-DEVCOPY-001).
     2. For every such buffer (all or nothing): copies and memset cover the full allocation
@@ -71,6 +72,14 @@ def _pointer_view(e):
     while isinstance(e, c_ast.Cast) and isinstance(e.to_type.type, c_ast.PtrDecl):
         e = e.expr
     return e
+
+
+def _offset_view(e, bufs) -> bool:
+    """``buf + off`` / ``buf - off`` (``buf`` a device buffer under pointer casts, ``off`` an
+    expression that names no buffer and has no side effects)."""
+    return isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-") and \
+        isinstance(_pointer_view(e.left), c_ast.ID) and _pointer_view(e.left).name in bufs and \
+        not (canon.ids_in(e.right) & set(bufs)) and not canon.has_side_effects(e.right)
 
 
 def _id(e):
@@ -331,6 +340,14 @@ def _analyse(program, ast):
                 if isinstance(a, c_ast.ID) and a.name in bufs:
                     bufs[a.name].kernel_uses.append((i, name, k))
                     handled.add(k)
+                elif _offset_view(a, bufs):
+                    # a part of the buffer (``d_y + n * c`` for a second kernel's output):
+                    # the same part of the host buffer once the buffer is replaced
+                    bufs[_pointer_view(a.left).name].kernel_uses.append((i, name, k))
+                    handled.add(k)
+                    for n in canon.ids_in(a.right):
+                        if n in host_uses:
+                            host_uses[n].append(i)
         elif name in defs and name != fdef.decl.name:
             # a host helper that only hands the buffer on to kernels (ggml's norm_f32_cuda(d_x,
             # ...) choosing a block size): a kernel use through it

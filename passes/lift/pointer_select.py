@@ -103,7 +103,10 @@ class _Scope:
         return True
 
     def resolve(self, e, depth: int = 0, moved: bool = False):
-        """(buffer, [(sign, offset expr)], element type words) of pointer expression ``e``.
+        """(buffer, [(sign, offset expr)], element type words, view) of pointer expression
+        ``e``: the offsets count the buffer's elements; ``view`` is None, or the type words
+        ``T`` of a ``T *`` reinterpreting a byte buffer (``(float *)(nram + row_bytes)`` into
+        ``char nram[]``; offsets after the cast count ``sizeof(T)`` bytes each).
         ``moved``: ``e`` is a pointer local's initializer, to be evaluated at the select
         instead (its offsets must be stable); otherwise ``e`` is an arm of the select itself,
         evaluated as before (its offsets need only be integers)."""
@@ -112,20 +115,19 @@ class _Scope:
         if isinstance(e, c_ast.ID):
             words = self.base_type(e.name)
             if words is not None:
-                return e.name, [], words
+                return e.name, [], words, None
             d = self.one(e.name)
             if d is None or e.name in self.params or e.name in self.written or d.init is None \
                     or not isinstance(d.type, c_ast.PtrDecl) or not isinstance(d.type.type, c_ast.TypeDecl):
                 return None
             r = self.resolve(d.init, depth + 1, True)
-            return r if r is not None and _view_ok(d.type.type, r[2]) else None
+            return _viewed(d.type.type, r)
         if isinstance(e, c_ast.Cast):
             t = e.to_type.type
             r = self.resolve(e.expr, depth + 1, moved)
-            if r is None or not isinstance(t, c_ast.PtrDecl) or not isinstance(t.type, c_ast.TypeDecl) \
-                    or not _view_ok(t.type, r[2]):
+            if not isinstance(t, c_ast.PtrDecl) or not isinstance(t.type, c_ast.TypeDecl):
                 return None
-            return r
+            return _viewed(t.type, r)
         if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
             r = self.resolve(e.left, depth + 1, moved)
             off, sign = e.right, e.op
@@ -133,7 +135,10 @@ class _Scope:
                 r, off, sign = self.resolve(e.right, depth + 1, moved), e.left, "+"
             if r is None or not self.integer(off) or (moved and not self.offset_ok(off)):
                 return None
-            return r[0], r[1] + [(sign, off)], r[2]
+            if r[3] is not None:        # T elements of a byte buffer: sizeof(T) bytes each
+                off = c_ast.BinaryOp("*", c_ast.Cast(_typename(["long"]), copy.deepcopy(off)),
+                                     c_ast.UnaryOp("sizeof", _typename(r[3])))
+            return r[0], r[1] + [(sign, off)], r[2], r[3]
         if isinstance(e, c_ast.TernaryOp):
             if moved and not self.offset_ok(e.cond):
                 return None
@@ -144,17 +149,41 @@ class _Scope:
     def fold(self, t: c_ast.TernaryOp, depth: int = 0, moved: bool = False):
         """``B + (c ? off_P : off_Q)`` for a select between two pointers into ``B``, else None."""
         p, q = self.resolve(t.iftrue, depth + 1, moved), self.resolve(t.iffalse, depth + 1, moved)
-        if p is None or q is None or p[0] != q[0] or p[2] != q[2]:
+        if p is None or q is None or p[0] != q[0] or p[2] != q[2] or p[3] != q[3]:
             return None
-        return c_ast.BinaryOp("+", c_ast.ID(p[0]), c_ast.TernaryOp(
+        out = c_ast.BinaryOp("+", c_ast.ID(p[0]), c_ast.TernaryOp(
             copy.deepcopy(t.cond), _sum(p[1]), _sum(q[1]), t.coord), t.coord)
+        if p[3] is not None:            # the same view of the byte buffer: (T *) (B + bytes)
+            words, const = p[2]
+            ty = c_ast.TypeDecl(None, ["const"] if const else [], None, c_ast.IdentifierType(list(p[3])))
+            out = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], ty)), out)
+        return out
 
 
-def _view_ok(t: c_ast.TypeDecl, base) -> bool:
-    """A pointer to ``t`` views the buffer's elements as they are: same type, and const where
-    the buffer's elements are (the folded ``B + off`` has the buffer's type)."""
-    words, const = base
-    return canon.type_words(t) == words and (not const or "const" in (t.quals or []))
+_BYTE_WORDS = ({"char"}, {"signed", "char"}, {"unsigned", "char"}, {"int8_t"}, {"uint8_t"})
+
+
+def _viewed(t: c_ast.TypeDecl, r):
+    """``r`` (a ``resolve`` result) seen through a pointer to ``t``: unchanged when ``t`` is
+    the buffer's element type (or the view's), a view when ``t`` reinterprets a byte buffer
+    not yet viewed, else None."""
+    if r is None:
+        return None
+    words, const = r[2]
+    if const and "const" not in (t.quals or []):
+        return None
+    tw = canon.type_words(t)
+    if r[3] is not None:
+        return r if tuple(tw) == r[3] else None
+    if tw == words:
+        return r
+    if set(words) in _BYTE_WORDS and tw and isinstance(t.type, c_ast.IdentifierType):
+        return r[0], r[1], r[2], tuple(tw)
+    return None
+
+
+def _typename(words):
+    return c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None, c_ast.IdentifierType(list(words))))
 
 
 def _sum(terms):

@@ -68,6 +68,7 @@ def heap_locals(program):
     known |= defines | set(canon.file_scope_decls(ast))
     # type names read as identifiers in a size text (sizeof(float2)), and enumerators
     known |= set(canon.typedef_map(ast)) | {n.name for n in canon.walk(ast) if isinstance(n, c_ast.Enumerator)}
+    known |= _host_constants(fdef)
     found: dict = {}
 
     def visit(node, in_loop: bool):
@@ -83,6 +84,18 @@ def heap_locals(program):
     # the same facts: the rewrite adds no parameter, launch or include (node identities
     # are kept for the emission)
     return replace(program, ast=ast), found
+
+
+def _host_constants(fdef) -> set[str]:
+    """Scalar locals declared (with their value) at the top level of the entry body, once, and
+    never assigned: in scope and unchanged wherever the host code launches the loops that
+    follow them (the lift's ``unsigned long xp_shmem = 2 * threads * sizeof(float);``)."""
+    decls = [n for n in canon.walk(fdef.body) if isinstance(n, c_ast.Decl) and n.name]
+    once = {n for n in (d.name for d in decls) if sum(d.name == n for d in decls) == 1}
+    written = canon.written_names(fdef.body)
+    return {d.name for d in (fdef.body.block_items or [])
+            if isinstance(d, c_ast.Decl) and d.name in once and d.name not in written and
+            d.init is not None and isinstance(d.type, c_ast.TypeDecl)}
 
 
 def early_continues(node) -> bool:

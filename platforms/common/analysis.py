@@ -568,4 +568,36 @@ def build(program: Program, dialect: Dialect, entry: str | None) -> Program:
     program.diagnostics = a.diagnostics
     program.facts["constants"] = {n: v for n in a.consts.sources
                                   if (v := a.consts.value(n)) is not None}
+    program.facts["expression_functions"] = expression_functions(a.defs.values())
     return program
+
+
+def expression_functions(defs) -> dict[str, dict]:
+    """The file's functions whose body is one ``return E;`` over integer parameters passed by
+    value (``int conv_out_size(int in, int k, int s, int p) { return (in + 2*p - k) / s + 1; }``):
+    name -> {"params": [...], "body": E as text}. Host sizes written with them
+    (``N * K * conv_out_size(H, R, stride, pad)``) can then be evaluated."""
+    out = {}
+    for fd in defs:
+        ftype = fd.decl.type
+        items = fd.body.block_items or []
+        if not isinstance(ftype, c_ast.FuncDecl) or len(items) != 1 or \
+                not isinstance(items[0], c_ast.Return) or items[0].expr is None:
+            continue
+        params = [p for p in (ftype.args.params if ftype.args else [])
+                  if not (isinstance(p, c_ast.Typename) and type_text(p.type) == "void")]
+        if not all(isinstance(p, c_ast.Decl) and p.name and isinstance(p.type, c_ast.TypeDecl) and
+                   isinstance(p.type.type, c_ast.IdentifierType) and
+                   not ({"float", "double"} & set(p.type.type.names)) for p in params):
+            continue
+        if any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) or
+               (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in _walk(items[0])):
+            continue
+        out[fd.decl.name] = {"params": [p.name for p in params], "body": expr_text(items[0].expr)}
+    return out
+
+
+def _walk(node):
+    yield node
+    for _, child in node.children():
+        yield from _walk(child)

@@ -42,12 +42,17 @@ _C_BINARY = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b:
 class ConstantTable:
     """Named integer constants of one file, with lazy evaluation of macro bodies."""
 
-    def __init__(self, defines: dict[str, dict], dtype_of):
+    def __init__(self, defines: dict[str, dict], dtype_of, functions: dict | None = None):
         self.sources: dict[str, str] = {n: d["body"] for n, d in defines.items()
                                         if d["params"] is None and d["body"]}
         self.values: dict[str, int | None] = {}
         self.dtype_of = dtype_of          # C type spelling -> numpy dtype name
         self._busy: set[str] = set()
+        # the file's one-expression functions (``expression_functions``): name -> (params, body)
+        self.functions: dict[str, tuple[list[str], str]] = {
+            n: (list(f["params"]), f["body"]) for n, f in (functions or {}).items()}
+        self._calls = re.compile(r"\b(?:%s)\s*\(" % "|".join(map(re.escape, self.functions))) \
+            if self.functions else None
 
     def add(self, name: str, text: str) -> None:
         self.sources.setdefault(name, text)
@@ -68,7 +73,8 @@ class ConstantTable:
         text = _SIZEOF.sub(self._sizeof, text)
         text = re.sub(r"\(\s*(?:unsigned\s+)?(?:int|long|size_t|int64_t|int32_t)\s*\)", "", text)
         text = _STD_MIN_MAX.sub(r"\1", text)
-        if _CONDITIONAL.search(text) or _MIN_MAX.search(text):
+        if _CONDITIONAL.search(text) or _MIN_MAX.search(text) or \
+                (self._calls is not None and self._calls.search(text)):
             return self._evaluate_c(text)
         pieces, pos = [], 0
         while pos < len(text):
@@ -116,6 +122,9 @@ class ConstantTable:
                 e.name.name in ("min", "max") and e.args is not None and len(e.args.exprs) == 2:
             a, b = (self._c_value(x) for x in e.args.exprs)      # a launch's std::min(128, n)
             return min(a, b) if e.name.name == "min" else max(a, b)
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and \
+                e.name.name in self.functions and e.name.name not in self._busy:
+            return self._call_value(e)
         if isinstance(e, c_ast.TernaryOp):
             return self._c_value(e.iftrue if self._c_value(e.cond) else e.iffalse)
         if isinstance(e, c_ast.UnaryOp) and e.op in _C_UNARY:
@@ -128,6 +137,22 @@ class ConstantTable:
             if e.op in _C_BINARY:
                 return _C_BINARY[e.op](self._c_value(e.left), self._c_value(e.right))
         raise ValueError(type(e).__name__)
+
+    def _call_value(self, call) -> int:
+        """A call of a one-expression function of the file (``conv_out_size(H, R, s, p)``): its
+        body evaluated with the parameters bound to the arguments' values."""
+        params, body = self.functions[call.name.name]
+        args = call.args.exprs if call.args is not None else []
+        if len(args) != len(params):
+            raise ValueError(call.name.name)
+        inner = ConstantTable({}, self.dtype_of)
+        inner.sources, inner.functions, inner._calls = self.sources, self.functions, self._calls
+        inner.values = dict(self.values) | {p: self._c_value(a) for p, a in zip(params, args)}
+        inner._busy = self._busy | {call.name.name}       # no recursion
+        value = inner._evaluate_c(body)
+        if value is None:
+            raise ValueError(call.name.name)
+        return value
 
     def _piece(self, tok: str, text: str, pos: int) -> str | None:
         if tok[0].isdigit():

@@ -10,12 +10,12 @@ from xpiler.ir.program import Program
 
 from platforms.common.dialect import Dialect
 from platforms.common.frontend import parse_program
+from platforms.common.gpu_vectors import VECTOR_TYPES
 
 CUDA_TYPES = frozenset("""
 dim3 cudaStream_t cudaError_t cudaEvent_t cudaMemcpyKind cudaDeviceProp __nv_bfloat16
-__nv_bfloat162 nv_bfloat162 __nv_half nv_bfloat16 float1 float2 float3 float4 double2 double4 int2 int3 int4
-uint2 uint3 uint4 char2 char4 uchar4 short2 short4 longlong2 half2 cudaFuncAttribute
-""".split())
+__nv_bfloat162 nv_bfloat162 __nv_half nv_bfloat16 half2 cudaFuncAttribute
+""".split()) | frozenset(VECTOR_TYPES)
 
 DIALECT = Dialect(
     name="cuda",

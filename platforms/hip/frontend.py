@@ -11,13 +11,12 @@ from xpiler.ir.program import Program
 
 from platforms.common.dialect import Dialect
 from platforms.common.frontend import parse_program
+from platforms.common.gpu_vectors import VECTOR_TYPES
 
 HIP_TYPES = frozenset("""
 dim3 hipStream_t hipError_t hipEvent_t hipMemcpyKind hipDeviceProp_t hip_bfloat16 __hip_bfloat16
-__hip_bfloat162
-float1 float2 float3 float4 double2 double4 int2 int3 int4 uint2 uint3 uint4 char2 char4 uchar4
-short2 short4 half2 __half2
-""".split())
+__hip_bfloat162 half2 __half2
+""".split()) | frozenset(VECTOR_TYPES)
 
 DIALECT = Dialect(
     name="hip",

@@ -342,3 +342,37 @@ def test_a_buffer_handed_to_a_kernel_through_a_pointer_cast(tmp_path):
     run_kernel(tmp_path / "k.cpp", args=got, source=text, strict=True)
     np.testing.assert_array_equal(got[1], np.arange(0, n, 2) * 2 + 1)
     np.testing.assert_array_equal(got[1], want[1])
+
+
+OFFSET_ARGUMENT = r"""
+#include <cuda_runtime.h>
+__global__ void scale(const float *x, float *y, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = s * x[i];
+}
+extern "C" void two_outputs(const float *x, float *y, int n) {
+  float *d_x, *d_y;
+  cudaMalloc(&d_x, n * sizeof(float));
+  cudaMalloc(&d_y, 2 * n * sizeof(float));
+  cudaMemcpy(d_x, x, n * sizeof(float), cudaMemcpyHostToDevice);
+  scale<<<(n + 63) / 64, 64>>>(d_x, d_y, 2.0f, n);
+  scale<<<(n + 63) / 64, 64>>>(d_x, d_y + n, 3.0f, n);
+  cudaMemcpy(y, d_y, 2 * n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaFree(d_x); cudaFree(d_y);
+}
+"""
+
+
+def test_buffer_handed_to_a_kernel_at_an_offset(tmp_path):
+    # a second kernel writes the second half of the output (``d_y + n``): the same half of
+    # the host buffer once the device buffer is replaced
+    prog, lifted = _lift(OFFSET_ARGUMENT)
+    out = run_pass("devcopy", lifted)
+    text = platforms.module("vnni", "backend").emit(out)
+    body = _entry_text(text)
+    for gone in ("d_x", "d_y", "xp_malloc(", "xp_memcpy(", "xp_free("):
+        assert gone not in body, body
+    assert "y + n" in body
+    n = 100
+    x = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    _runs_the_same(tmp_path, OFFSET_ARGUMENT, prog, text, [x, np.zeros(2 * n, np.float32), n])

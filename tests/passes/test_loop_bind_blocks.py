@@ -334,3 +334,32 @@ def test_the_address_of_a_thread_loops_own_variable_keeps_two_levels(tmp_path):
                           ).replace("b >> 3", "(b >> 3) + k0")
     _, _, one = _bind(shared, "bits1", tmp_path)
     assert "__shared__" not in _kernel(one)
+
+
+ARGMAX = """
+#include <string.h>
+extern "C" void rowmax(const float *x, float *y) {
+  for (int t = 0; t < 6; ++t) {
+    float buf[96];
+    float out[2];
+    for (int i = 0; i < 96; ++i)
+      buf[i] = x[t * 96 + i] * 2.0f;
+    unsigned idx = 0;
+    float best = buf[0];
+    for (unsigned i = 1; i < 96; ++i)
+      if (buf[i] > best) { best = buf[i]; idx = i; }
+    out[0] = best;
+    memcpy((char *) out + sizeof(float), &idx, sizeof(idx));   /* the lift of __bang_max */
+    y[t * 2] = out[0];
+    y[t * 2 + 1] = out[1];
+  }
+}
+"""
+
+
+def test_a_block_scalar_read_by_memcpy_keeps_two_levels(tmp_path):
+    # ``&idx`` as memcpy's source is only read: every thread holds the same idx
+    _, out, text = _bind(ARGMAX, "rowmax", tmp_path)
+    assert "__shared__ float buf[96];" in _kernel(text)
+    x = np.random.default_rng(5).standard_normal(576).astype(np.float32)
+    _run_both(ARGMAX, text, "rowmax", tmp_path, [x, np.zeros(12, np.float32)])

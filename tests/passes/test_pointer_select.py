@@ -134,3 +134,32 @@ void f(const float *x, float *y, int n) {
     n, text = _fold(src)
     assert n == 1, text
     assert "constfloat*cur=x+i%2?0:4;" in text and "float*bad=i%2?r:s;" in text, text
+
+
+BYTES = """
+void f(float *x, int n, int cols) {
+  char pool[4096];
+  const int row_bytes = cols * 4;
+  float *ping = (float *) pool;
+  float *pong = (float *) (pool + row_bytes);
+  for (int i = 0; i < n; ++i) {
+    float *cur = (i % 2 == 0) ? ping : pong;
+    float *nxt = (i % 2 == 0) ? pong + 1 : ping + 1;
+    cur[0] = x[i];
+    nxt[0] = x[i];
+  }
+}
+"""
+
+
+def test_views_of_a_byte_pool_fold_to_one_view_and_a_byte_offset():
+    # ``char nram_buffer[]`` carved into float rows by byte offsets (mlu-ops style): the select
+    # becomes the same float view of the pool at a selected byte offset
+    n, text = _fold(BYTES)
+    assert n == 2
+    assert "float*cur=float*pool+i%2==0?0:row_bytes;" in text, text
+    assert "float*nxt=float*pool+i%2==0?row_bytes+long1*sizeoffloat:long1*sizeoffloat;" in text, text
+    # views of another type in the two arms are left alone
+    n, _ = _fold(BYTES.replace("float *pong = (float *) (pool + row_bytes);",
+                               "float *pong = (float *) (int *) (pool + row_bytes);"))
+    assert n == 0

@@ -381,3 +381,23 @@ def test_a_copy_between_device_buffers_runs_in_one_task(tmp_path):
     assert "if (taskId != 0)" in text and "memcpy(u, t, 16 * sizeof(uint32_t));" in text
     rep = translate(str(src), "bang", str(tmp_path / "device_copy.mlu"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
+
+
+def test_heap_buffer_sized_by_a_host_local_gets_a_gdram_slice():
+    # the lift's ``unsigned long xp_shmem = 2 * threads * sizeof(float);`` computed by the host
+    # before the row loop (threads itself chosen by a loop): declared once at the entry's top
+    # level and never assigned, so the host can size the slices at the launch
+    from passes.lower.heap_locals import heap_locals as _heap_locals
+    from xpiler.parse import parse_source
+
+    src = (DATA / "dyn_rows.cpp").read_text().replace(
+        "  for (int r = 0; r < rows; ++r) {",
+        "  int threads = 1;\n  while (threads < cols) threads <<= 1;\n"
+        "  unsigned long shmem = 2 * threads * sizeof(float);\n"
+        "  for (int r = 0; r < rows; ++r) {").replace("(size_t) (cols * sizeof(float)) + 64", "shmem + 64")
+    heaps = list(_heap_locals(parse_source(src, "vnni", "d.cpp"))[1].values())
+    assert len(heaps) == 1 and heaps[0].host_ok
+    # threads is assigned by the loop: a size naming it directly is not known to the host
+    heaps = list(_heap_locals(parse_source(src.replace("shmem + 64", "threads * 8"), "vnni",
+                                           "d.cpp"))[1].values())
+    assert len(heaps) == 1 and not heaps[0].host_ok

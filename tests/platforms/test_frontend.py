@@ -475,3 +475,31 @@ int main() {
     decl = next(d for d in find(program.ast, c_ast.Decl) if d.name == "a_h")
     assert decl.type.type.names == ["std::vector<float>"]
     assert program.facts["ctor_decls"]
+
+
+def test_every_cuda_and_hip_vector_type_is_a_type_name():
+    # uchar3 & co. come from the one table of vector types (platforms/common/gpu_vectors.py)
+    for platform, suffix in (("cuda", "cu"), ("hip", "hip")):
+        src = ("__global__ void gray(const uchar3 *rgb, unsigned char *g, const ushort2 *w, int n) {\n"
+               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+               "  if (i < n) g[i] = (unsigned char)((rgb[i].x + rgb[i].y + rgb[i].z + w[i].x) / 4);\n}\n")
+        prog = parse_source(src, platform, f"k.{suffix}")
+        assert [p.name for p in prog.entry.params] == ["rgb", "g", "w", "n"]
+
+
+def test_host_sizes_written_with_one_expression_functions():
+    from xpiler.verify import evaluate_size
+
+    src = ("__host__ __device__ inline int out_size(int in, int k, int stride, int pad) {\n"
+           "  return (in + 2 * pad - k) / stride + 1;\n}\n"
+           "__global__ void k(float *y, int n) { int i = threadIdx.x; if (i < n) y[i] = 0.f; }\n")
+    prog = parse_source(src, "cuda", "k.cu")
+    assert prog.facts["expression_functions"]["out_size"]["params"] == ["in", "k", "stride", "pad"]
+    got = evaluate_size(prog, "((size_t) N) * out_size(H, R, 2, 1) * out_size(W, R, 2, 1)",
+                        {"N": 2, "H": 9, "W": 7, "R": 3})
+    assert got == 2 * 5 * 4
+    # a function that is not one return of its integer parameters is not evaluated
+    src2 = src.replace("int in, int k", "float in, int k")
+    prog2 = parse_source(src2, "cuda", "k.cu")
+    assert "out_size" not in prog2.facts["expression_functions"]
+    assert evaluate_size(prog2, "out_size(H, R, 2, 1)", {"H": 9, "R": 3}) is None

@@ -29,7 +29,8 @@ Requires
        (XP-RECOVER-003 otherwise).
     2. Every barrier, shuffle, wmma or MFMA call is reached under block-uniform control flow:
        conditions and loop bounds built from constants, parameters, blockIdx/blockDim/gridDim and
-       block-level variables (XP-RECOVER-001).
+       block-level variables (XP-RECOVER-001); shuffles and ``__syncwarp`` may also sit under a
+       thread-dependent (warp-uniform) ``if`` or loop, run per thread with its predicate.
     3. No construct outside the supported subset: ``__match_*``/``__reduce_*_sync``, cooperative groups, goto,
        C++ references in kernels, MFMA modifiers, runtime API calls without a host meaning, ...
        (XP-RECOVER-002 names the construct).

@@ -567,9 +567,23 @@ class KernelLift:
             if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
                 if isinstance(n.expr, c_ast.ID):
                     self.modified.add(n.expr.name)
+            if isinstance(n, c_ast.FuncCall):
+                # a local bound to a reference parameter (``merge(m, d, v)`` with ``float &m``)
+                # is written by the call
+                self.modified.update(a.name for a in self._reference_arguments(n)
+                                     if isinstance(a, c_ast.ID))
         if kill:
             ids = {id(k) for k in kill}
             self._drop(self.fd.body, ids)
+
+    def _reference_arguments(self, call) -> list:
+        """The arguments of ``call`` (a function of this file) bound to reference parameters."""
+        fd = self.info.funcs.get(call.name.name) if isinstance(call.name, c_ast.ID) else None
+        if fd is None or call.args is None or fd.decl.type.args is None:
+            return []
+        return [a for p, a in zip(fd.decl.type.args.params, call.args.exprs)
+                if isinstance(p, c_ast.Decl) and
+                any(isinstance(t, c_ast.PtrDecl) and "__xp_ref" in (t.quals or []) for t in walk(p.type))]
 
     def _drop(self, node, ids):
         for n in walk(node):
@@ -861,7 +875,10 @@ class KernelLift:
         """A thread-dependent ``if`` around warp collectives (e.g. ``if (threadIdx.x < 32)`` before
         a shuffle reduction): the condition is stored per thread, both branches are lifted with it
         as predicate; threads outside it do not take part in the shuffles (own-value rule)."""
-        if any(call_name(n) in BARRIERS for n in walk(s)):
+        # __syncwarp under a thread-dependent (warp-uniform) condition splits the predicated
+        # regions like a collective does (``_lift_seq``); a block barrier there is refused
+        if any(call_name(n) == "__syncthreads" for n in walk(s)) or \
+                (id(s) in self.early_return_ifs and any(call_name(n) in BARRIERS for n in walk(s))):
             if id(s) in self.early_return_ifs:
                 raise Refuse("XP-RECOVER-001", f"{self.early_return_ifs[id(s)]}: early return under a "
                              "thread-dependent condition before a barrier (threads of one block would "

@@ -308,9 +308,19 @@ def _lvalue(lv) -> tuple[str | None, bool]:
 
 def _address_taken_scalar(body, arrays: set) -> str | None:
     """A variable other than an array whose address the body takes (``&x``): a pointer to
-    a thread's own variable would let thread 0 write a value the other threads never see."""
+    a thread's own variable would let thread 0 write a value the other threads never see.
+    The source operand of ``memcpy`` / ``memmove`` (``memcpy(dst + 4, &idx, sizeof idx)``: the
+    lift of ``__bang_max``'s index) is only read: every thread holds the same value there."""
+    read_only = set()
     for n in _walk(body):
-        if isinstance(n, c_ast.UnaryOp) and n.op == "&":
+        if isinstance(n, c_ast.FuncCall) and canon.call_name(n) in ("memcpy", "memmove") and \
+                n.args is not None and len(n.args.exprs) == 3:
+            src = n.args.exprs[1]
+            while isinstance(src, c_ast.Cast):
+                src = src.expr
+            read_only.add(id(src))
+    for n in _walk(body):
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&" and id(n) not in read_only:
             e = n.expr
             while isinstance(e, c_ast.StructRef) and e.type == ".":
                 e = e.name
