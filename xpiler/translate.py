@@ -90,6 +90,8 @@ class TranslationReport:
     causes: list[StepRecord] = field(default_factory=list)  # failed: the deciding step of each alternative
     second_size: dict | None = None      # the re-verification at a second size (``_second_size``)
     structure: list = field(default_factory=list)   # what a verified output lost of the source's structure
+    output_entry: str | None = None      # the output's function that stands for the source's entry
+    entries: list = field(default_factory=list)     # several entries: each one's report (to_json)
 
     def to_json(self) -> dict:
         return {"source": self.source, "target": self.target, "output": self.output, "status": self.status,
@@ -98,7 +100,8 @@ class TranslationReport:
                 "inference": self.inference, "seconds": round(self.seconds, 3), "message": self.message,
                 "passes": [s.to_json() for s in self.steps], "resources": self.resources,
                 "target_summary": self.summary, "causes": [s.to_json() for s in self.causes],
-                "second_size": self.second_size, "structure": self.structure}
+                "second_size": self.second_size, "structure": self.structure,
+                "output_entry": self.output_entry, "entries": self.entries}
 
 
 # Plans: (source, target) -> candidate pipelines, composed from passes/plans.toml (the one home
@@ -327,19 +330,98 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
     that was running and nothing is written. ``second_size``: re-verify the final program at a
     second input size (``_second_size``)."""
     limit = TimeLimit(time_limit)
+    kw = dict(arg_specs=arg_specs, config=config, seed=seed, allow_unverified=allow_unverified,
+              strict=strict, timeout=timeout, progress=progress, infer=infer, limit=limit,
+              infer_budget=infer_budget, second_size=second_size)
     try:
         with limit:
-            return _translate(src, to, out, arg_specs=arg_specs, config=config, seed=seed, entry=entry,
-                              allow_unverified=allow_unverified, strict=strict, timeout=timeout,
-                              progress=progress, infer=infer, limit=limit, infer_budget=infer_budget,
-                              second_size=second_size)
+            names = _several_entries(src) if entry is None else []
+            if names:
+                return _translate_entries(src, to, out, names, **kw)
+            return _translate(src, to, out, entry=entry, **kw)
     except _TimeUp:
         raise limit.error() from None
 
 
+def _several_entries(src: str) -> list[str]:
+    """The entry candidates of a file that has several (a kernel-only file with several
+    kernels, several ``extern "C"`` functions), else []."""
+    from .ir.errors import SourceError
+    from .parse import parse_file
+
+    try:
+        parse_file(Path(src))
+    except SourceError as exc:
+        return list(getattr(exc, "entry_candidates", None) or [])
+    return []
+
+
+def _translate_entries(src: str, to: str, out: str, names: list[str], **kw) -> TranslationReport:
+    """Every entry of a file with several, one after the other (each verified on its own),
+    their outputs merged into one file (``xpiler.merge``), and the merged file verified again
+    for each entry: written only when all of them hold (else nothing is written; the report
+    names the entry that failed)."""
+    from .merge import merge_outputs
+
+    target = platforms.canonical(to)
+    out_path = Path(out)
+    report = TranslationReport(str(src), target, str(out_path))
+    t0 = time.perf_counter()
+    if same_file(out_path, Path(src)):
+        raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
+    check_output_path(out_path, "-o")
+    with tempfile.TemporaryDirectory(prefix="xpiler-entries-") as tmp:
+        suffix = out_path.suffix or platforms.FILE_SUFFIX[target]
+        outputs, reports = [], []
+
+        def fail(name: str, r: TranslationReport) -> TranslationReport:
+            report.status = "failed" if r.status != "unverified" else "unverified"
+            report.message = f"entry {name}: {r.message}"
+            report.causes = r.causes
+            report.steps = [s for x in reports for s in x.steps]
+            report.entries = [x.to_json() for x in reports]
+            report.seconds = time.perf_counter() - t0
+            return report
+
+        for k, name in enumerate(names):
+            r = _translate(src, to, str(Path(tmp) / f"entry{k}{suffix}"), entry=name,
+                           **{**kw, "allow_unverified": False})
+            reports.append(r)
+            if r.status != "verified":
+                return fail(name, r)
+            outputs.append(((Path(tmp) / f"entry{k}{suffix}").read_text(), r.output_entry))
+        merged = merge_outputs(outputs, target, str(out_path))
+        checked = []
+        for k, name in enumerate(names):
+            r = _translate(src, to, str(Path(tmp) / f"merged{suffix}"), entry=name,
+                           given=(merged, outputs[k][1]), **{**kw, "allow_unverified": False})
+            checked.append(r)
+            if r.status != "verified":
+                reports.append(r)
+                return fail(name, r)
+        text = (Path(tmp) / f"merged{suffix}").read_text()
+    write_atomically(out_path, text)
+    report.status, report.written = "verified", True
+    report.pipeline = "; ".join(f"{n}: {r.pipeline}" for n, r in zip(names, reports))
+    report.applied = "; ".join(f"{n}: {r.applied}" for n, r in zip(names, reports))
+    report.inputs = "; ".join(f"{n}: {r.inputs}" for n, r in zip(names, reports))
+    report.steps = [s for x in reports + checked for s in x.steps]
+    report.entries = [x.to_json() for x in reports]
+    report.structure = [note for x in reports for note in x.structure]
+    report.second_size = {"status": "; ".join(f"{n}: {(r.second_size or {}).get('status', '')}"
+                                              for n, r in zip(names, reports)),
+                          "inputs": "", "message": ""}
+    report.seconds = time.perf_counter() - t0
+    report.message = f"{len(names)} entries ({', '.join(names)}), each verified, merged into one file"
+    return report
+
+
 def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, allow_unverified, strict,
                timeout, progress, infer, limit: TimeLimit, infer_budget=None,
-               second_size: bool = True) -> TranslationReport:
+               second_size: bool = True, given: tuple[str, str] | None = None) -> TranslationReport:
+    """One entry of ``src`` (see ``translate``). ``given``: (text, entry) of an output already
+    made (the merge of several entries' outputs): it is verified for this entry instead of
+    running the plans (step ``merge``)."""
     from passes.base import PassRefused, apply_pass, format_pipeline
     from platforms.common.std_headers import include_lines
 
@@ -363,7 +445,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     program = parse_file(src_path, entry=entry)
     report = TranslationReport(str(src_path), target, str(out_path))
     candidates = [_with_extents(steps, _declared_extents(program, src_path, config, arg_specs or {}))
-                  for steps in plans(program.platform, target)]
+                  for steps in plans(program.platform, target)] if given is None else [[(MERGE_STEP, {})]]
     report.pipeline = format_pipeline(candidates[0])
     limit.check("choosing the verification inputs")
     args, how, launch = _inputs(program, src_path, arg_specs or {}, config, seed, infer, timeout, report,
@@ -403,8 +485,30 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
             raise
         source_text = None
 
+    def run_given():
+        """The given output read back for this entry and verified like a pass's result."""
+        text, out_entry = given
+        s0 = time.perf_counter()
+        try:
+            candidate = parse_source(text, target, str(out_path), entry=out_entry)
+            candidate_text = emitted(candidate)
+        except XpilerError as exc:
+            report.steps.append(StepRecord(MERGE_STEP, {}, "error", time.perf_counter() - s0, exc.render()))
+            return program, None, []
+        if reference is None:
+            report.steps.append(StepRecord(MERGE_STEP, {}, "unverified", time.perf_counter() - s0, how))
+            return candidate, candidate_text, [(MERGE_STEP, {})]
+        ok, outputs, message = _verify(candidate_text, candidate, out_path, program, args, reference, strict,
+                                       timeout, run_kernel, parse_source, compare_arrays,
+                                       _same_launch(program, candidate, launch), relax, undefined)
+        report.steps.append(StepRecord(MERGE_STEP, {}, "verified" if ok else "failed-verification",
+                                       time.perf_counter() - s0, message, outputs))
+        return (candidate, candidate_text, [(MERGE_STEP, {})]) if ok else (program, None, [])
+
     def run_pipeline(steps):
         """Run one alternative: (the last verified program, its text, the steps that changed it)."""
+        if given is not None:
+            return run_given()
         current, current_text, current_emitted = program, None, source_text
         applied = []
         for name, options in steps:
@@ -524,6 +628,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
         write_atomically(out_path, f"{GENERATED_BANNER} from {src_path.name} ({report.pipeline}); "
                                     f"{report.status}.\n{contraction_note(target)}{current_text}")
         report.written = True
+        report.output_entry = _entry_of(current)
         try:
             output_program = parse_source(current_text, target, str(out_path), entry=_entry_of(current))
             report.summary = output_program.summary()
@@ -539,6 +644,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
 
 
 SECOND_SIZE_STEP = "second_size"     # the step record of the re-verification at a second size
+MERGE_STEP = "merge"                 # the step record of a merged output verified for one entry
 NOTHING_DEFINED = ("every output element of the source depends on uninitialised memory or on the order "
                    "of its blocks, threads or tasks (a data race) at these inputs: nothing to compare")
 MOSTLY_UNDEFINED = ("most output elements of the source depend on uninitialised memory or on the order of its "

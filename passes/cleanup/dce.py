@@ -1,7 +1,8 @@
 """dce: remove dead locals and the statements that only compute them.
 
 Summary
-    In the entry function: ``(void) x;`` statements are dropped; then, repeatedly, a local
+    In the entry function: ``(void) x;`` statements (``(void) E;`` for any ``E`` free of side
+    effects) are dropped; then, repeatedly, a local
     (declared in the entry, not ``static``, never address-taken) that is never read - it only
     appears as the root of the left side of plain ``=`` assignments, as the array a ``memset``
     fills and in its own declaration - is removed together with its declaration and those
@@ -165,7 +166,9 @@ def _memset_array(n, decls) -> str | None:
 
 
 def _is_void_use(s) -> bool:
-    return isinstance(s, c_ast.Cast) and isinstance(s.expr, c_ast.ID) and \
+    """``(void) E;`` with ``E`` free of side effects: a name kept "used", or what an inlined
+    no-op left (``_mm_prefetch(p, hint)`` -> ``(void) ((void *) p); (void) 3;``)."""
+    return isinstance(s, c_ast.Cast) and not canon.has_side_effects(s.expr) and \
         canon.type_words(s.to_type.type) == ["void"] and not isinstance(s.to_type.type, c_ast.PtrDecl)
 
 

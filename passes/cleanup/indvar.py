@@ -75,6 +75,41 @@ def _still_known(known: dict, s) -> dict:
             if v not in touched and not canon.ids_in(e) & touched}
 
 
+def _after_if(s, known: dict) -> dict:
+    """Locals with a known value after ``if (c) { ...; int e = F; v = e; ... }`` (no else):
+    ``c ? F : E`` where ``E`` is ``v``'s known value before. The then-block ends a loop this
+    pass rewrote over ``v`` (``int i = 0; if (n >= 16) { for (i = 16; i + 16 <= n; i += 16)
+    ...; } for (; i < n; ++i)`` - the tail loop then gets a closed start). Legal when ``c`` has
+    no side effect and the block writes none of its names (``c`` reads the same values after
+    it), and the block writes neither ``v`` after ``v = e;`` nor a name of ``F`` after the
+    declaration of ``e``, and declares none of ``F``'s names."""
+    if not isinstance(s, c_ast.If) or s.iffalse is not None or not known or \
+            canon.has_side_effects(s.cond) or not isinstance(s.iftrue, c_ast.Compound):
+        return {}
+    items = s.iftrue.block_items or []
+    written = canon.written_names(s.iftrue)
+    if canon.ids_in(s.cond) & written or any(isinstance(n, _JUMPS) for n in canon.walk(s.iftrue)):
+        return {}
+    declared = {n.name for n in canon.walk(s.iftrue) if isinstance(n, c_ast.Decl) and n.name}
+    out = {}
+    for v, before in known.items():
+        k = max((k for k, x in enumerate(items) if isinstance(x, c_ast.Assignment) and x.op == "="
+                 and isinstance(x.lvalue, c_ast.ID) and x.lvalue.name == v), default=None)
+        if k is None or not isinstance(items[k].rvalue, c_ast.ID) or \
+                v in canon.written_names(c_ast.Compound(items[k + 1:])):
+            continue
+        e = items[k].rvalue.name
+        d = next((j for j in range(k) if isinstance(items[j], c_ast.Decl) and items[j].name == e), None)
+        if d is None or items[d].init is None or canon.has_side_effects(items[d].init):
+            continue
+        final = items[d].init
+        names = canon.ids_in(final)
+        if names & declared or names & canon.written_names(c_ast.Compound(items[d + 1:])):
+            continue
+        out[v] = c_ast.TernaryOp(copy.deepcopy(s.cond), copy.deepcopy(final), copy.deepcopy(before))
+    return out
+
+
 def _const(e) -> int | None:
     if isinstance(e, c_ast.Constant) and e.type == "int":
         try:
@@ -92,7 +127,16 @@ def _named_const(e, consts: dict | None) -> int | None:
     if c is None and consts and isinstance(e, c_ast.ID):
         v = consts.get(e.name)
         c = v if isinstance(v, int) and not isinstance(v, bool) else None
+    if c is None and isinstance(e, c_ast.BinaryOp) and e.op in _FOLD:
+        # products and sums of them (``i += 2 * kVec``)
+        a, b = _named_const(e.left, consts), _named_const(e.right, consts)
+        if a is not None and b is not None and not (e.op == "/" and b <= 0):
+            c = _FOLD[e.op](a, b)
     return c
+
+
+_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+         "/": lambda a, b: a // b if a >= 0 else -((-a) // b), "<<": lambda a, b: a << b if 0 <= b < 62 else None}
 
 
 def _step(nxt, var, consts: dict | None = None) -> int | None:
@@ -166,12 +210,13 @@ class _Canon:
         # file-scope named constants usable as a step / offset (not shadowed in the entry)
         self.consts = {k: v for k, v in (constants or {}).items() if k not in declared}
 
-    def items(self, items: list) -> list:
+    def items(self, items: list, entry: dict | None = None) -> list:
         out: list = []
-        known: dict[str, c_ast.Node] = {}        # var -> value expression at this point
+        # var -> value expression at this point (``entry``: what holds where the block starts)
+        known: dict[str, c_ast.Node] = dict(entry or {})
         subst: dict[str, c_ast.Node] = {}        # var -> never-assigned end local
         for s in self._with_counters(items):
-            s = self.rec(s)
+            s = self.rec(s, known)
             if subst:
                 w = canon.written_names(s)
                 live = {v: e for v, e in subst.items() if v not in w}
@@ -191,8 +236,10 @@ class _Canon:
             # what we know about int locals' values for the next loop: a value stays known
             # across statements that write neither the local nor a name of its value (the
             # set-up of a vector constant between `size_t i = 0;` and the main loop)
+            after_if = _after_if(s, known)
             if not isinstance(s, c_ast.Pragma):
                 known = _still_known(known, s)
+            known.update(after_if)
             if isinstance(s, c_ast.Decl) and s.name and s.init is not None and \
                     self.decl_types.get(s.name) in INT_TYPES and not canon.has_side_effects(s.init):
                 known[s.name] = s.init
@@ -226,20 +273,24 @@ class _Canon:
         return s.init is None and isinstance(s.next, (c_ast.UnaryOp, c_ast.Assignment)) and \
             canon.lvalue_root(getattr(s.next, "expr", None) or getattr(s.next, "lvalue", None)) == v
 
-    def rec(self, s):
+    def rec(self, s, known: dict | None = None):
+        """``s`` with its nested blocks rewritten; ``known``: the values that hold before ``s``
+        (a block or a branch starts with them; a loop body does not: it runs again)."""
         if isinstance(s, c_ast.Compound):
-            s.block_items = self.items(list(s.block_items or []))
+            s.block_items = self.items(list(s.block_items or []), known)
         elif isinstance(s, (c_ast.For, c_ast.While, c_ast.DoWhile)):
             s.stmt = self._sub(s.stmt)
         elif isinstance(s, c_ast.If):
-            s.iftrue = self._sub(s.iftrue)
-            s.iffalse = self._sub(s.iffalse) if s.iffalse is not None else None
+            # the branches start where the condition was evaluated
+            at = {} if canon.has_side_effects(s.cond) else _still_known(known or {}, s.cond)
+            s.iftrue = self._sub(s.iftrue, at)
+            s.iffalse = self._sub(s.iffalse, at) if s.iffalse is not None else None
         return s
 
-    def _sub(self, s):
+    def _sub(self, s, known: dict | None = None):
         if isinstance(s, c_ast.Compound):
-            return self.rec(s)
-        out = self.items([s])
+            return self.rec(s, known)
+        out = self.items([s], known)
         return out[0] if len(out) == 1 else c_ast.Compound(out)
 
     def counters(self, s: c_ast.For, dead=frozenset()):

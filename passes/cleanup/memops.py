@@ -10,7 +10,8 @@ Summary
     parameters, typed pointer locals, ``(T *)`` casts, rows of 2-D arrays, and ``void *``
     locals initialised once from such an expression and never assigned. The byte count must be
     a whole number of elements by its form: ``sizeof(array)``, a constant, ``e * sizeof(T')``
-    with ``sizeof(T') % sizeof(T) == 0``, or a never-assigned local initialised with one. The
+    with ``sizeof(T') % sizeof(T) == 0``, or a never-assigned local initialised with one; for
+    1-byte elements any side-effect free count. The
     affine analysis then sees every element access.
 Requires
     1. The program has an entry function definition (XP-MEMOPS-001).
@@ -303,6 +304,11 @@ class _Lowerer:
         raise _Cannot("sizeof of an expression")
 
     def count(self, n, size: int):
+        if size == 1 and not canon.has_side_effects(n):
+            try:
+                self.bytes_of(n)
+            except _Cannot:         # any byte count is a whole number of 1-byte elements
+                return copy.deepcopy(n)
         factor, c = self.bytes_of(n)
         if c % size:
             raise _Cannot(f"{c} bytes per factor is not a multiple of the element size {size}")

@@ -277,10 +277,45 @@ def _range_statement(st, k: int) -> tuple[c_ast.Node | None, str | None]:
     return loop, None
 
 
+# std::numeric_limits<T>::member() -> the C macro of <float.h> / <limits.h> / <math.h>
+_LIMITS = {
+    "float": {"lowest": "-FLT_MAX", "max": "FLT_MAX", "min": "FLT_MIN", "epsilon": "FLT_EPSILON",
+              "infinity": "INFINITY", "quiet_NaN": "NAN", "denorm_min": "FLT_TRUE_MIN"},
+    "double": {"lowest": "-DBL_MAX", "max": "DBL_MAX", "min": "DBL_MIN", "epsilon": "DBL_EPSILON",
+               "infinity": "(double) INFINITY", "quiet_NaN": "(double) NAN", "denorm_min": "DBL_TRUE_MIN"},
+    "int": {"lowest": "INT_MIN", "min": "INT_MIN", "max": "INT_MAX"},
+    "unsigned int": {"lowest": "0u", "min": "0u", "max": "UINT_MAX"},
+    "long": {"lowest": "LONG_MIN", "min": "LONG_MIN", "max": "LONG_MAX"},
+    "long long": {"lowest": "LLONG_MIN", "min": "LLONG_MIN", "max": "LLONG_MAX"},
+    "unsigned long": {"lowest": "0ul", "min": "0ul", "max": "ULONG_MAX"},
+    "unsigned long long": {"lowest": "0ull", "min": "0ull", "max": "ULLONG_MAX"},
+    "short": {"lowest": "(short) SHRT_MIN", "min": "(short) SHRT_MIN", "max": "(short) SHRT_MAX"},
+    "unsigned short": {"lowest": "(unsigned short) 0", "min": "(unsigned short) 0", "max": "(unsigned short) USHRT_MAX"},
+    "signed char": {"lowest": "(signed char) SCHAR_MIN", "min": "(signed char) SCHAR_MIN", "max": "(signed char) SCHAR_MAX"},
+    "unsigned char": {"lowest": "(unsigned char) 0", "min": "(unsigned char) 0", "max": "(unsigned char) UCHAR_MAX"},
+}
+_LIMIT_CALL = re.compile(r"numeric_limits\s*<\s*([A-Za-z_][\w ]*?)\s*>\s*::\s*(\w+)")
+
+
+def _limit(fn: str, env) -> tuple[c_ast.Node | None, str | None] | None:
+    """``std::numeric_limits<T>::lowest()`` & co. as the C constant (None: not such a call)."""
+    m = _LIMIT_CALL.fullmatch(fn or "")
+    if m is None:
+        return None
+    t = _resolve(" ".join(m.group(1).split()), env.typedefs)
+    value = _LIMITS.get(t, {}).get(m.group(2))
+    if value is None:
+        return None, f"std::numeric_limits<{m.group(1)}>::{m.group(2)} has no C spelling here"
+    return canon.parse_expr(value), None
+
+
 def _rewrite_call(call, env: _Env) -> tuple[c_ast.Node | None, str | None]:
     """(replacement, None) or (None, reason)."""
     fn = _std_name(call)
     args = list(call.args.exprs) if call.args is not None else []
+    limit = _limit(fn, env) if not args else None
+    if limit is not None:
+        return limit
     if fn in MEM:
         return c_ast.FuncCall(c_ast.ID(MEM[fn], call.name.coord), call.args, call.coord), None
     types = [env.type_of(a) for a in args]

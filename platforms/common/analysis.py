@@ -411,9 +411,12 @@ class Analysis:
                 return candidates[0]
             if len(candidates) > 1:
                 names = ", ".join(f.name for f in candidates)
-                raise _source_error(
-                    "XP1141", f"several entry candidates ({names}); choose one with entry=",
+                err = _source_error(
+                    "XP1141", f"several entry candidates ({names}); choose one with entry= "
+                    "(--entry NAME; `xpiler translate` without --entry translates each)",
                     Coord(path, candidates[1].line, 1))
+                err.entry_candidates = [f.name for f in candidates]
+                raise err
         raise _source_error("XP1140", "no entry: the file defines no kernel and no function",
                             Coord(path, 1, 1))
 

@@ -123,6 +123,9 @@ static inline __m512 xpt_vdpbf16ps_maskz(__mmask16 k, __m512 src, __m512bh a, __
   __asm__("vdpbf16ps %2, %1, %0%{%3%}%{z%}" : "+v"(src) : "v"(a), "v"(b), "Yk"(k));
   return src;
 }"""),
+    # GCC 12 declares `_mm_prefetch(const void *, enum _mm_hint)`: C++ does not convert an int to the enum
+    "_mm_prefetch": ("xpt_mm_prefetch", r"""
+#define xpt_mm_prefetch(p, i) _mm_prefetch((p), (enum _mm_hint)(i))"""),
 }
 
 
@@ -161,12 +164,26 @@ def _test_function(cat: Catalog, it, fid: int, imm: dict) -> str:
     lines = [f"static int xpt_{fid}(void) {{", f"  for (int it = 0; it < {ITERS}; ++it) {{"]
     args1, args2, mem = [], [], []
     mem_kind = _FLOAT_TYPES.get(it.test.get("mem", ""), 0)
-    offset = 0 if it.rules else 4
+    # `index`: vector operands whose lanes are element offsets into the memory operand (gathers,
+    # scatters): drawn in [lo, hi], the pointer handed over is the middle of the buffer, so that
+    # negative indices and every scale stay inside it (and indices collide: scatter order)
+    index = it.test.get("index", {})
+    offset = 128 if index else (0 if it.rules else 4)
     for p in it.params:
         vt = cat.vector_of(p.type)
         if p.name in imm:
             args1.append(str(imm[p.name]))
             args2.append(str(imm[p.name]))
+        elif vt is not None and p.name in index:
+            elem, n = it.views[p.name]
+            lo, hi = index[p.name]
+            assert -128 <= lo * 8 and (hi + 1) * 8 <= 128, f"{it.name}: index range {lo}..{hi} leaves the buffer"
+            lines.append(f"    {vt.name} {p.name}; {{ {elem} l_[{n}]; for (int i = 0; i < {n}; ++i) "
+                         f"l_[i] = ({elem})({lo} + (int)(xpt_next() % {hi - lo + 1})); "
+                         f"memcpy(&{p.name}, l_, sizeof {p.name}); }}")
+            lines.append(f"    {vt.c} {p.name}_x; memcpy(&{p.name}_x, &{p.name}, sizeof {p.name});")
+            args1.append(p.name)
+            args2.append(f"{p.name}_x")
         elif vt is not None:
             lines.append(f"    {vt.name} {p.name}; xpt_fill(&{p.name}, sizeof {p.name}, {_kind(cat, p.type)});")
             lines.append(f"    {vt.c} {p.name}_x; memcpy(&{p.name}_x, &{p.name}, sizeof {p.name});")
@@ -384,6 +401,14 @@ def _mutated(name: str, **changes) -> Catalog:
                                   "xp_bf2f_daz((uint32_t)b[2*j] << 16));"}),
     # scalef with a directed rounding mode ignored
     ("_mm512_scalef_round_pd", {"body": "dst[j] = xp_scalefd(a[j], b[j], 4);"}),
+    # a scatter whose overlapping lanes land from the highest lane down (the last write must be lane 15's)
+    ("_mm512_mask_i32scatter_ps", {"body": "for (int j = 15; j >= 0; --j) if ((k >> j) & 1) "
+                                           "memcpy((char *)base_addr + (int64_t)vindex[j] * scale, &a[j], sizeof a[j]);"}),
+    # a gather that ignores its scale
+    ("_mm512_mask_i32gather_ps", {"body": "if ((k >> j) & 1) memcpy(&dst[j], (const char *)base_addr + "
+                                          "(int64_t)vindex[j] * 4, sizeof dst[j]); else dst[j] = src[j];"}),
+    # roundscale losing the sign of a zero result (-0.3 -> -0.0)
+    ("_mm512_roundscale_ps", {"body": "dst[j] = (float)(xp_roundscale(a[j], imm8) + 0.0);"}),
 ])
 def test_the_check_catches_wrong_descriptions(tmp_path, name, changes):
     _on_this_cpu(name)

@@ -28,7 +28,7 @@ fabsf fabs abs labs llabs fmaxf fmax fminf fmin tanhf tanh sinhf coshf sinf sin 
 atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round truncf trunc rintf
 rint nearbyintf nearbyint lrintf lrint llrintf llrint lroundf lround llroundf llround asinhf asinh
 acoshf acosh atanhf atanh tgammaf tgamma lgammaf lgamma fdimf fdim remainderf remainder fmodf fmod
-copysignf ldexpf ldexp frexpf max min isnan isinf fmaf fma
+copysignf copysign ldexpf ldexp frexpf max min isnan isinf fmaf fma
 """.split()) | frozenset(
     # the compiler's bit builtins that device code may call too (nvcc takes exactly these;
     # ctz / parity / bswap and the `long` forms are host-only there): a lifted `__popc`,

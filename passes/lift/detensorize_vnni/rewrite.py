@@ -49,13 +49,14 @@ def _vector_value_type(type_node, vector_types) -> bool:
 class VectorMisuse(c_ast.NodeVisitor):
     """GCC vector-extension uses of vector values (operators, subscripts, value casts, brace
     initialisers). A name is a vector inside a function if the function declares it with a
-    vector type, or if a file-scope declaration does and the function does not redeclare it
-    (shadowing inside nested blocks of one function is not tracked: conservative)."""
+    vector type in the innermost scope declaring it (blocks and ``for`` headers are scopes: a
+    scalar ``d`` of a tail loop is not the vector ``d`` of the loop before it), or if no scope of
+    the function declares it and a file-scope declaration gives it a vector type."""
 
     def __init__(self, vector_types: set[str]):
         self.vector_types = vector_types
-        self.names: set[str] = set()
         self.file_names: set[str] = set()
+        self.scopes: list[dict[str, bool]] = []
         self.found: list[tuple[str, object]] = []
 
     def visit_FileAST(self, node):
@@ -63,18 +64,30 @@ class VectorMisuse(c_ast.NodeVisitor):
         for ext in node.ext:
             if not isinstance(ext, c_ast.FuncDef):
                 collect.visit(ext)
-        self.file_names = self.names = collect.vec
+        self.file_names = collect.vec
         self.generic_visit(node)
+
+    def _scoped(self, node):
+        self.scopes.append({})
+        self.generic_visit(node)
+        self.scopes.pop()
 
     def visit_FuncDef(self, node):
-        collect = _VectorNames(self.vector_types)
-        collect.visit(node)
-        self.names = (self.file_names - collect.other) | collect.vec
-        self.generic_visit(node)
-        self.names = self.file_names
+        self._scoped(node)
+
+    def visit_Compound(self, node):
+        self._scoped(node)
+
+    def visit_For(self, node):
+        self._scoped(node)
 
     def _is_vec(self, n) -> bool:
-        return isinstance(n, c_ast.ID) and n.name in self.names
+        if not isinstance(n, c_ast.ID):
+            return False
+        for scope in reversed(self.scopes):
+            if n.name in scope:
+                return scope[n.name]
+        return n.name in self.file_names
 
     def visit_BinaryOp(self, node):
         if self._is_vec(node.left) or self._is_vec(node.right):
@@ -103,6 +116,8 @@ class VectorMisuse(c_ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Decl(self, node):
+        if node.name and self.scopes:
+            self.scopes[-1][node.name] = _vector_value_type(node.type, self.vector_types)
         if isinstance(node.init, c_ast.InitList) and _vector_value_type(node.type, self.vector_types):
             self.found.append((f"brace initialiser of vector '{node.name}'", node.coord))
         self.generic_visit(node)

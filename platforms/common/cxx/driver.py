@@ -213,7 +213,13 @@ def clang_args(platform: str) -> tuple[list[str], str]:
     inc = [f"-I{d}" for d in emulate.INCLUDE_DIRS]
     common = ["-std=c++17", "-isystem", resource_dir(), "-w", "-ferror-limit=50"]
     if platform == "vnni":
-        return ["-x", "c++", "-march=native", "-fopenmp", *common, *inc], ""
+        # OpenMP pragmas are read as text (they stay in the source): clang ignores them, since
+        # with -fopenmp libclang hides a directive's statement in an unexposed captured
+        # statement (a static method called in a parallel block would not be seen); _OPENMP
+        # keeps the OpenMP branches of conditionals. omp.h: clang's resource headers have none,
+        # a declarations-only one is searched last
+        omp = ["-D_OPENMP=201511", "-idirafter", str(Path(__file__).resolve().parent / "include")]
+        return ["-x", "c++", "-march=native", *common, *inc, *omp], ""
     cuda = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80",
             "-Wno-unknown-cuda-version"]
     prelude = _BANG_PRELUDE if platform == "bang" else _GPU_PRELUDE

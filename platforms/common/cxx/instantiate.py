@@ -636,7 +636,9 @@ def monomorphise(unit: ParsedUnit, rw) -> None:
         if k in TEMPLATE_KINDS or m.is_template_text(c) or (k in RECORD_KINDS and m.has_methods(c)) or \
                 (k == "ENUM_DECL" and c.is_scoped_enum()):
             return True
-        return any(_kind(x) == "STATIC_ASSERT" or _constexpr_if(m.text, x) for x in c.walk_preorder())
+        # a local lambda (``auto act = [](float x) {...}; act(v)``) becomes a file-scope function
+        return any(_kind(x) in ("STATIC_ASSERT", "LAMBDA_EXPR") or _constexpr_if(m.text, x)
+                   for x in c.walk_preorder())
 
     if not any(cxx(c) for c in tops):
         return
