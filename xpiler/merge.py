@@ -3,7 +3,8 @@
 A kernel-only file with several kernels (or a host file with several ``extern "C"``
 functions) is translated entry by entry (``xpiler.translate``); each output is a whole program
 for its entry. ``merge_outputs`` puts them into one: the first output's top-level items, then
-each later output's items that the merged file does not have yet. An item that defines a name
+each later output's items that the merged file does not have yet; the function of each entry
+comes from that entry's own output. An item that defines a name
 already defined by a different item (a helper of the same name with another body, two
 overloads) is a conflict: the merge refuses rather than choose. The merged text is then
 verified again for every entry (``translate``'s ``merge`` step), so a merge that changed what
@@ -42,7 +43,12 @@ def merge_outputs(outputs: list[tuple[str, str | None]], target: str, path: str 
     from .parse import parse_source
 
     programs = [parse_source(text, target, path, entry=entry) for text, entry in outputs]
+    entries = {entry for _, entry in outputs if entry}
     base = copy.deepcopy(programs[0])
+    # another entry's function, as this output has it (its other kernels as the source wrote
+    # them, or lifted otherwise): that entry's own output supplies it
+    base.ast.ext = [x for x in base.ast.ext
+                    if not (_name(x) in entries - {outputs[0][1]} and not _prototype(x))]
     defined: set[str] = set()          # names with a definition (not only a prototype)
     texts: set[str] = set()
     for item in base.ast.ext:
@@ -51,6 +57,8 @@ def merge_outputs(outputs: list[tuple[str, str | None]], target: str, path: str 
             defined.add(_name(item))
     for prog, (_, entry) in zip(programs[1:], outputs[1:]):
         for item in prog.ast.ext:
+            if _name(item) in entries - {entry} and not _prototype(item):
+                continue
             text = _GEN.visit(item)
             if text in texts:
                 continue
