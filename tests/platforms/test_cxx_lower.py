@@ -273,3 +273,33 @@ __global__ void k(const float *x, float *y, int n) {
     assert not program.facts.get("cxx_lowered")
     import platforms
     assert "sum(Pair{x[i], 1.0f})" in platforms.module("cuda", "backend").emit(program)
+
+
+STD_ARRAY_RANGE_FOR = r"""
+#include <array>
+#include <algorithm>
+extern "C" void part_max(const float* x, float* y, int n) {
+  std::array<float, 4> part;
+  part.fill(-1.0f);
+  for (int i = 0; i < n; ++i) part[i & 3] = std::max(part[i & 3], x[i]);
+  float m = -1.0f;
+  for (float p : part) m = std::max(m, p);
+  float c[3] = {1, 2, 3};
+  for (float& v : c) v *= 2.0f;
+  for (const float& v : c) m += v;
+  y[0] = m + part.size();
+}
+"""
+
+
+def test_std_array_and_range_for_become_c_arrays_and_counted_loops(tmp_path):
+    # session 24 probe: plain C++ CPU code (a std::array of partial maxima, range-for)
+    path = _write(tmp_path, "part.cpp", STD_ARRAY_RANGE_FOR)
+    program = _lowered(path, "vnni")
+    src = program.source
+    assert "float part[4];" in src and "std::array" not in src.split("#include <algorithm>")[1]
+    assert " : part)" not in src and "(c)[__xp_range" in src and "((size_t) 4)" in src
+    x = np.random.default_rng(1).standard_normal(37).astype(np.float32)
+    want = [x, np.zeros(1, np.float32), 37]
+    run_kernel(path, args=want, program=program)
+    assert want[1][0] == pytest.approx(max(-1.0, float(x.max())) + 12.0 + 4.0)

@@ -637,13 +637,28 @@ def monomorphise(unit: ParsedUnit, rw) -> None:
                 (k == "ENUM_DECL" and c.is_scoped_enum()):
             return True
         # a local lambda (``auto act = [](float x) {...}; act(v)``) becomes a file-scope function
-        return any(_kind(x) in ("STATIC_ASSERT", "LAMBDA_EXPR") or _constexpr_if(m.text, x)
+        # range-for and std::array locals become counted loops and C arrays
+        return any(_kind(x) in ("STATIC_ASSERT", "LAMBDA_EXPR", "CXX_FOR_RANGE_STMT") or
+                   _constexpr_if(m.text, x) or (_kind(x) == "VAR_DECL" and _std_array(x.type) is not None)
                    for x in c.walk_preorder())
 
     if not any(cxx(c) for c in tops):
         return
     m.run()
     Printer(m).apply(tops)
+
+
+def _std_array(t):
+    """(element type, N) of a ``std::array<T, N>`` type, else None."""
+    if t is None:
+        return None
+    c = t.get_canonical()
+    if _tkind(c) in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+        c = c.get_pointee().get_canonical()
+    m = re.fullmatch(r"(?:const\s+)?std::(?:__\w+::)?array<.*,\s*(\d+)(?:UL|ul|u|U|L)?>", c.spelling)
+    if m is None or c.get_num_template_arguments() < 1:
+        return None
+    return c.get_template_argument_type(0), int(m.group(1))
 
 
 def _constexpr_if(text: str, c) -> bool:
@@ -921,6 +936,10 @@ class Printer:
         if k == "DECL_REF_EXPR":
             return self.decl_ref(c, sc)
         if k == "CALL_EXPR":
+            if c.referenced is not None and _kind(c.referenced) == "CXX_METHOD":
+                got = self.std_array_method(c, sc)
+                if got is not None:
+                    return got
             return self.call(c, sc)
         if k == "MEMBER_REF_EXPR":
             r = c.referenced
@@ -947,7 +966,10 @@ class Printer:
             if kids:
                 return "return &(" + self.node(kids[0], sc, c) + ")"
         if k == "DECL_STMT":
-            return self.lambda_declaration(c, sc)
+            return self.lambda_declaration(c, sc) if self.std_array_declaration(c, sc) is None \
+                else self.std_array_declaration(c, sc)
+        if k == "CXX_FOR_RANGE_STMT":
+            return self.range_for(c, sc)
         if k == "TYPE_ALIAS_DECL":
             return f"typedef {_ctype(self.m, c.underlying_typedef_type, c.spelling)}"
         if k == "LAMBDA_EXPR":
@@ -957,6 +979,71 @@ class Printer:
                 return self.m.lambda_args[closure.hash][0]
             _unsupported(c, "a lambda used other than called or named by a local variable")
         return None
+
+    # -- std::array and range-for ------------------------------------------------------------------
+    def std_array_declaration(self, c, sc: Scope) -> str | None:
+        """``std::array<T, N> a;`` / ``= {...}`` -> ``T a[N]`` (``= {...}``)."""
+        vars_ = [k for k in c.get_children() if _kind(k) == "VAR_DECL"]
+        if len(vars_) != 1 or _std_array(vars_[0].type) is None:
+            return None
+        v = vars_[0]
+        elem, n = _std_array(v.type)
+        decl = _ctype(self.m, elem, f"{v.spelling}[{n}]")
+        if v.type.is_const_qualified() and not decl.startswith("const "):
+            decl = "const " + decl
+        init = next((x for x in v.walk_preorder() if _kind(x) == "INIT_LIST_EXPR"), None)
+        if init is not None:
+            return f"{decl} = {self.node(init, sc, c)};"
+        return f"{decl};"
+
+    def std_array_method(self, c, sc: Scope) -> str | None:
+        """``a.fill(v)``, ``a.size()``, ``a.data()``, ``a.begin()``, ``a.end()`` of a std::array."""
+        kids = list(c.get_children())
+        member = kids[0] if kids and _kind(kids[0]) == "MEMBER_REF_EXPR" else None
+        obj = next(iter(member.get_children()), None) if member is not None else None
+        got = _std_array(obj.type) if obj is not None else None
+        if got is None:
+            return None
+        n, name = got[1], self.node(obj, sc, c)
+        args = list(c.get_arguments())
+        if c.spelling == "size" and not args:
+            return f"((size_t) {n})"
+        if c.spelling in ("data", "begin") and not args:
+            return f"({name})"
+        if c.spelling == "end" and not args:
+            return f"(({name}) + {n})"
+        if c.spelling == "fill" and len(args) == 1:
+            k = self.m.fresh("__xp_fill")
+            return (f"for (int {k} = 0; {k} < {n}; ++{k}) ({name})[{k}] = "
+                    f"({self.node(args[0], sc, c)})")
+        _unsupported(c, f"std::array::{c.spelling}")
+
+    def range_for(self, c, sc: Scope) -> str:
+        """``for (T v : a) S`` over an array or a std::array of N elements -> ``for (int k = 0; k <
+        N; ++k) { T v = a[k]; S }``; a non-const reference ``T &v`` reads and writes ``a[k]``."""
+        kids = list(c.get_children())
+        var = kids[0] if kids and _kind(kids[0]) == "VAR_DECL" else None
+        rng = kids[1] if len(kids) == 3 and _is_expr(kids[1]) else None
+        body = kids[2] if len(kids) == 3 else None
+        if var is None or rng is None or body is None:
+            _unsupported(c, "a range-for this front-end cannot read")
+        t = rng.type.get_canonical()
+        n = t.element_count if _tkind(t) == "CONSTANTARRAY" else (_std_array(rng.type) or (None, None))[1]
+        if n is None:
+            _unsupported(c, "a range-for over something other than an array or a std::array")
+        k = self.m.fresh("__xp_range")
+        arr = self.node(rng, sc, c)
+        vt = var.type
+        if _tkind(vt) in ("LVALUEREFERENCE", "RVALUEREFERENCE") and not vt.get_pointee().is_const_qualified():
+            inner = Scope(inst=sc.inst, bindings=sc.bindings, params=sc.params, packs=sc.packs,
+                          captures={**sc.captures, var.hash: f"({arr})[{k}]"}, prelude=sc.prelude,
+                          device=sc.device, lambdas=sc.lambdas, ref_return=sc.ref_return)
+            head = ""
+        else:
+            inner = sc
+            head = _ctype(self.m, vt, var.spelling) + f" = ({arr})[{k}]; "
+        stmt = self.node(body, inner, c) + (";" if _is_expr(body) else "")
+        return f"for (int {k} = 0; {k} < {n}; ++{k}) {{ {head}{stmt} }}"
 
     # -- lambdas --------------------------------------------------------------------------------------
     @staticmethod
