@@ -386,7 +386,11 @@ def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | N
     for r in rules:
         host = _evaluate(program, r.host, scalars) if r.host else None
         extent = _evaluate(program, r.extent, scalars) if r.extent is not None else None
-        if r.host and host is None:
+        if r.host and host is None and _reads_memory(r.host):
+            # a size the host code reads from the data (``offsets[B]`` indices of a CSR
+            # input): guessed like an unknown one, the guarded run of the source decides
+            unproved.append(f"{r.pointer} (host size {r.host} read from the data)")
+        elif r.host and host is None:
             return None, f"host allocation of {r.pointer} ({r.host}) cannot be evaluated"
         if host is not None:
             if extent is not None:
@@ -405,6 +409,13 @@ def candidate_sizes(program, rules, scalars: dict, value: int) -> tuple[dict | N
     if unproved:
         notes.append(f"not proved by analysis: {', '.join(unproved)}")
     return sizes, "; ".join(notes)
+
+
+def _reads_memory(text: str) -> bool:
+    """A C size expression that reads an array element or through a pointer (``offsets[B]``)."""
+    import re
+
+    return bool(re.search(r"[\w)\]]\s*\[|(^|[^\w)\]\s])\s*\*\s*[A-Za-z_(]", str(text)))
 
 
 def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
@@ -508,7 +519,12 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                         # footprint cut at the end takes it back to what the source touches)
                         item = next(a.itemsize for p, a in zip(program.params, args) if p.name == where[0])
                         old_size = sizes[where[0]]
-                        sizes[where[0]] = min(MAX_ELEMENTS, max(2 * old_size, where[1] // item + 1))
+                        # to the 64-byte granule the guarded runs tell sizes apart by (reads in
+                        # the slack after a device copy's end go unnoticed: a size inside the
+                        # granule could hide a read the output, allocated tighter, makes)
+                        granule = max(1, 64 // max(1, item))
+                        grown = max(2 * old_size, where[1] // item + 1)
+                        sizes[where[0]] = min(MAX_ELEMENTS, -(-grown // granule) * granule)
                         inf.tried.append({"value": v, "outcome": f"{where[0]}[{old_size}] too small{tag}: "
                                                                 f"{exc.message}; guessed size grown to "
                                                                 f"{sizes[where[0]]}{label}"})

@@ -630,3 +630,51 @@ def test_a_kernel_entry_sized_for_a_smaller_block_gets_it(tmp_path, capsys):
     assert "__launch_bounds__" in inf.analysis and "OutOfBounds" not in str(inf.tried)
     out = tmp_path / "stencil.hip"
     assert main(["translate", str(src), "--to", "hip", "-o", str(out)]) == 0
+
+
+PIXELS_CUDA = r"""
+#include <cuda_runtime.h>
+__global__ void alpha_gray(const uchar4* __restrict__ rgba, unsigned char* __restrict__ gray, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  uchar4 p = rgba[i];
+  gray[i] = (unsigned char)(((unsigned)p.x + p.y + p.z) * p.w / 765u);
+}
+"""
+
+
+def test_a_grown_guess_covers_a_whole_granule(tmp_path):
+    # rgba is read as 4-byte pixels through a 1-byte element type: the guess grows past the
+    # faulting offset to the 64-byte granule (a size inside it left reads of the slack after
+    # the device copy unnoticed, and the output, allocated tighter, failed on them)
+    src = _write(tmp_path, "gray.cu", PIXELS_CUDA)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok and inf.sizes["rgba"] % 64 == 0
+    assert any("grown to" in t["outcome"] for t in inf.tried)
+
+
+CSR_VNNI = r"""
+#include <string.h>
+#include <stdlib.h>
+extern "C" void bag_sum(const float* w, const int* idx, const int* offsets, float* out, int B, int D) {
+  int nnz = offsets[B];
+  int* copy = (int*) malloc((size_t) (nnz > 0 ? nnz : 1) * sizeof(int));
+  memcpy(copy, idx, (size_t) nnz * sizeof(int));
+  for (int b = 0; b < B; ++b)
+    for (int d = 0; d < D; ++d) {
+      float acc = 0.f;
+      for (int j = offsets[b]; j < offsets[b + 1]; ++j) acc += w[copy[j] * D + d];
+      out[b * D + d] = acc;
+    }
+  free(copy);
+}
+"""
+
+
+def test_a_size_the_host_reads_from_the_data_is_guessed(tmp_path):
+    from xpiler.infer import _reads_memory
+
+    assert _reads_memory("(size_t) offsets[B]") and not _reads_memory("(size_t) N * K")
+    src = _write(tmp_path, "bag.cpp", CSR_VNNI)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok, inf.reason

@@ -134,3 +134,15 @@ def test_local_lambda_and_a_class_of_static_methods_in_a_parallel_region():
     prog = _prog(src)
     text = prog.source
     assert "Act__twice(" in text and "auto sq" not in text and "#pragma omp parallel" in text
+
+
+def test_a_host_error_message_is_no_unknown_effect():
+    # the lift of `if (err != cudaSuccess) fprintf(stderr, ...)` after a kernel launch: an
+    # output call only reads its operands (session 24: online softmax -> BANG was refused)
+    import passes.analysis.affine as affine
+
+    src = ('#include <stdio.h>\nextern "C" void k(const float* x, float* y, int n, int err) {\n'
+           "  for (int i = 0; i < n; ++i) y[i] = 2.0f * x[i];\n"
+           '  if (err != 0) fprintf(stderr, "failed: %d\\n", err);\n}\n')
+    info = affine.analyze(_prog(src))
+    assert not [p for p in info.problems if "effects are unknown" in p[1]]

@@ -38,6 +38,9 @@ copysignf copysign ldexpf ldexp frexpf max min isnan isinf fmaf fma
 # calls that only read their operands and may stop the program: no element is written, and
 # the outcome (a failed check aborts) does not depend on the order iterations run in
 CHECK_CALLS = frozenset({"assert"})
+# calls that only read their operands and write to a stream (a host's error message after a
+# status check): no element of the program's memory changes
+OUTPUT_CALLS = frozenset({"printf", "fprintf", "puts", "fputs", "putchar", "fputc", "fflush", "perror"})
 _INT_TYPES = frozenset("int unsigned signed long short char size_t int32_t int64_t uint32_t "
                        "uint64_t int16_t uint16_t int8_t uint8_t ptrdiff_t bool".split())
 

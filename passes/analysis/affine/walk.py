@@ -12,7 +12,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from .ir import (
-    Access, CHECK_CALLS, IR, LoopInfo, MEM_FUNCTIONS, NestInfo, PURE_FUNCTIONS, Var,
+    Access, CHECK_CALLS, IR, LoopInfo, MEM_FUNCTIONS, NestInfo, OUTPUT_CALLS, PURE_FUNCTIONS, Var,
     bytes_of_words, const_ir, is_int_type, is_int_words, locals_in, recombine_divmod, subst_var, type_names, type_names_text)
 
 
@@ -681,7 +681,7 @@ class _Walker(c_ast.NodeVisitor):
         name = n.name.name if isinstance(n.name, c_ast.ID) else None
         args = n.args.exprs if n.args is not None else []
         helper = self.helpers.get(name) if name else None
-        pure = name in PURE_FUNCTIONS or name in CHECK_CALLS or \
+        pure = name in PURE_FUNCTIONS or name in CHECK_CALLS or name in OUTPUT_CALLS or \
             (helper is not None and _pure_helper(helper, self.helpers))
         if name in MEM_FUNCTIONS and self._mem_operands_traced(name, args):
             if self._mem_ranges(name, args, n):
