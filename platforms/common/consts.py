@@ -160,8 +160,10 @@ class ConstantTable:
             value = c_int(m.group(1)) if m else None
             return None if value is None else str(value)
         if tok[0].isalpha() or tok[0] == "_":
-            if tok in ("u", "U", "l", "L", "ul", "UL", "ull", "ULL", "ll", "LL"):
-                return ""
+            start = pos - len(tok)
+            if tok.lower() in ("u", "l", "ul", "lu", "ull", "llu", "ll") and start > 0 and \
+                    text[start - 1] in "0123456789abcdefABCDEF":
+                return ""           # an integer literal's suffix (16L); a name L is a name
             value = self.value(tok)
             return None if value is None else f"({value})"
         return "//" if tok == "/" else tok

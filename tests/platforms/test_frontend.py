@@ -503,3 +503,14 @@ def test_host_sizes_written_with_one_expression_functions():
     prog2 = parse_source(src2, "cuda", "k.cu")
     assert "out_size" not in prog2.facts["expression_functions"]
     assert evaluate_size(prog2, "out_size(H, R, 2, 1)", {"H": 9, "R": 3}) is None
+
+
+def test_a_name_spelled_like_an_integer_suffix_is_a_name():
+    # session 24: `cudaMalloc(&dQ, (size_t)L * D * sizeof(float))` (L the sequence length)
+    # read as `(size_t) * D`: L was dropped as the suffix of a literal
+    from platforms.common.consts import ConstantTable
+
+    table = ConstantTable({}, lambda t: t)
+    table.values.update({"L": 5, "D": 3, "u": 2})
+    assert table.evaluate("(( L) * D)") == 15
+    assert table.evaluate("16L * 2") == 32 and table.evaluate("0x10uL + u") == 18
