@@ -523,7 +523,10 @@ def infer_inputs(program, path, seed: int = 0, timeout: float = 60, launch=None,
                         # the slack after a device copy's end go unnoticed: a size inside the
                         # granule could hide a read the output, allocated tighter, makes)
                         granule = max(1, 64 // max(1, item))
-                        grown = max(2 * old_size, where[1] // item + 1)
+                        # a read that faults right at the end streams through the buffer (a
+                        # whole-row copy): its footprint is likely far larger, grow faster
+                        factor = 8 if where[1] == old_size * item else 2
+                        grown = max(factor * old_size, where[1] // item + 1)
                         sizes[where[0]] = min(MAX_ELEMENTS, -(-grown // granule) * granule)
                         inf.tried.append({"value": v, "outcome": f"{where[0]}[{old_size}] too small{tag}: "
                                                                 f"{exc.message}; guessed size grown to "

@@ -678,3 +678,30 @@ def test_a_size_the_host_reads_from_the_data_is_guessed(tmp_path):
     src = _write(tmp_path, "bag.cpp", CSR_VNNI)
     inf = infer_inputs(parse_file(src), src)
     assert inf.ok, inf.reason
+
+
+ROWS_OF_1000_BANG = r"""
+#include <bang.h>
+#define COLS 1000
+__nram__ float buf[1024];
+__mlu_global__ void row_max(const float *x, float *out, int rows) {
+  const int per = rows / taskDim, rem = rows % taskDim;
+  const int r0 = taskId * per + (taskId < rem ? taskId : rem);
+  const int cnt = per + (taskId < rem ? 1 : 0);
+  for (int r = r0; r < r0 + cnt; ++r) {
+    __memcpy(buf, x + (size_t) r * COLS, COLS * sizeof(float), GDRAM2NRAM);
+    float m = buf[0];
+    for (int c = 1; c < COLS; ++c) m = buf[c] > m ? buf[c] : m;
+    out[r] = m;
+  }
+}
+"""
+
+
+def test_a_streaming_overrun_grows_the_guess_fast_enough(tmp_path):
+    # each guarded run faults right at the end of x (a whole-row copy): the guess grows by 8
+    # per overrun, so rows * 1000 floats are reached within the overruns a value may take
+    src = _write(tmp_path, "rows.mlu", ROWS_OF_1000_BANG)
+    inf = infer_inputs(parse_file(src), src)
+    assert inf.ok, inf.reason
+    assert inf.sizes["x"] >= 1000 * inf.scalars["rows"]

@@ -165,3 +165,13 @@ def test_a_loop_condition_on_a_scaled_variable_is_counted():
     ext = affine.extents(info)
     for n in (1, 255, 256, 4097):
         assert _eval(ext["out"], n=n) == n, ext
+
+
+def test_a_share_of_rows_of_a_constant_length_is_proved_as_rows_times_it():
+    # session 24 probe (argmax over logits [rows, 1000]): each task's rows of a share with a
+    # remainder, 1000 floats each: rows * 1000, a scalar times a constant of the subscripts
+    info = _info(_SHARE_WITH_REMAINDER.replace("out[offset + i * 4096 + j] = x[offset + i * 4096 + j];",
+                                               "for (int c = 0; c < 1000; ++c) out[(offset + i * 4096 + j) * 1000 + c] = x[(offset + i * 4096 + j) * 1000 + c];")
+                 .replace("out[offset + repeat * 4096 + j] = x[offset + repeat * 4096 + j];",
+                          "for (int c = 0; c < 1000; ++c) out[(offset + repeat * 4096 + j) * 1000 + c] = x[(offset + repeat * 4096 + j) * 1000 + c];"))
+    assert affine.proved_extent(info, "x") == "n * 1000"

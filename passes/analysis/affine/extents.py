@@ -1316,7 +1316,8 @@ _INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "
 def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | None:
     """An element count of pointer parameter ``name`` that Z3 proves where the polynomial
     analysis has none (a task's share with a remainder, ``offset = t * (n / T) + min(t, n % T)``,
-    in tiles of ``count / TILE``): an integer scalar of the entry, or a product of two, such
+    in tiles of ``count / TILE``): an integer scalar of the entry, one times a constant of the
+    subscripts (a row length: ``rows * 1000``), or a product of two scalars, such
     that every access of ``name`` stays below it for all scalar values >= 0 and, at each of a
     few sample sizes, an access reaches its last element. None when no candidate is proved (or
     an access reads a local of unknown value)."""
@@ -1326,6 +1327,9 @@ def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | No
     scalars = [p.name for p in info.params.values()
                if p.kind == "scalar" and p.dtype in _INT_DTYPES]
     cands = [(("s", s), s) for s in scalars]
+    # a scalar times a row length the subscripts name (``r * COLS + c`` with COLS = 1000)
+    consts = sorted({v for a in accs for v in _ir_constants(a.index) if 1 < v <= 1 << 20})
+    cands += [(("*", ("s", s), ("c", c)), f"{s} * {c}") for s in scalars for c in consts]
     cands += [(("*", ("s", a), ("s", b)), f"{a} * {b}")
               for i, a in enumerate(scalars) for b in scalars[i + 1:]]
     import time
@@ -1341,6 +1345,18 @@ def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | No
     except ANALYSIS_ERRORS + (z3.Z3Exception,):
         return None
     return None
+
+
+def _ir_constants(ir) -> set[int]:
+    """The integer constants of an index IR."""
+    out: set[int] = set()
+    if isinstance(ir, tuple):
+        if len(ir) == 2 and ir[0] == "c" and isinstance(ir[1], int):
+            out.add(ir[1])
+        else:
+            for x in ir[1:]:
+                out |= _ir_constants(x)
+    return out
 
 
 def _z3_solver(z3, acc: Access, timeout_ms: int):
