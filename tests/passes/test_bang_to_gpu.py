@@ -597,3 +597,53 @@ extern "C" void exp_host(const float* x, float* y, int n) {
     rep = translate(str(src), "cuda", str(tmp_path / "exp.cu"))
     assert rep.status == "verified", [s.to_json() for s in rep.steps]
     assert {s.name: s.status for s in rep.steps}["devcopy"] == "verified"
+
+
+GUARDED_ROWS = r"""
+#include <bang.h>
+#define ROW 64
+__nram__ float row[ROW];
+__nram__ float acc[ROW];
+__mlu_global__ void vsum3(const float *in, float *out, int batch, int height) {
+  for (int r = taskId; r < batch * height; r += taskDim) {
+    const int n = r / height;
+    const int h = r % height;
+    __bang_write_value(acc, ROW, 0.0f);
+    for (int i = 0; i < 3; ++i) {
+      const int ih = h + i - 1;
+      if (ih < 0 || ih >= height) continue;
+      __memcpy(row, in + ((size_t) n * height + ih) * ROW, ROW * sizeof(float), GDRAM2NRAM);
+      __bang_add(acc, acc, row, ROW);
+    }
+    __memcpy(out + (size_t) r * ROW, acc, ROW * sizeof(float), NRAM2GDRAM);
+  }
+}
+extern "C" void vsum3_host(const float *in, float *out, int batch, int height) {
+  const size_t bytes = (size_t) batch * height * ROW * sizeof(float);
+  cnrtQueue_t queue;
+  cnrtQueueCreate(&queue);
+  float *d_in, *d_out;
+  cnrtMalloc((void **) &d_in, bytes);
+  cnrtMalloc((void **) &d_out, bytes);
+  cnrtMemcpy(d_in, (void *) in, bytes, CNRT_MEM_TRANS_DIR_HOST2DEV);
+  cnrtDim3_t dim = {4, 1, 1};
+  vsum3<<<dim, CNRT_FUNC_TYPE_UNION1, queue>>>(d_in, d_out, batch, height);
+  cnrtQueueSync(queue);
+  cnrtMemcpy(out, d_out, bytes, CNRT_MEM_TRANS_DIR_DEV2HOST);
+  cnrtFree(d_in);
+  cnrtFree(d_out);
+  cnrtQueueDestroy(queue);
+}
+"""
+
+
+def test_a_host_allocation_bounds_reads_under_a_guard(tmp_path):
+    # the rows h - 1 .. h + 1 read under `if (ih >= height) continue;`: the analysis bound
+    # (height + 1 rows) would copy a row past the caller's buffer; the source's allocation
+    # (height rows) is the buffer (session 24 probe: depthwise 3x3 conv, BANG -> CUDA)
+    src = tmp_path / "vsum3.mlu"
+    src.write_text(GUARDED_ROWS)
+    out = tmp_path / "vsum3.cu"
+    report = translate(str(src), "cuda", str(out))
+    assert report.status == "verified", report.message
+    assert "+ 64) * sizeof(float)" not in out.read_text()

@@ -276,11 +276,18 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
         code, msg, node = info.problems[0]
         raise BindError(code, msg, node)
     sizes = affine.extents(info)
+    recorded = _recorded_extents(program)
     if extents is None:
-        extents = _recorded_extents(program)
+        extents = recorded
     for name in sizes:                   # caller-known element counts (e.g. host allocations)
         if sizes[name] is None and extents and extents.get(name) is not None:
             sizes[name] = extents[name]
+    for name in sizes:
+        # the source's host code allocated (and copied) exactly this many elements: the buffer
+        # the caller provides. The analysis bound may be larger (a read under a guard it
+        # cannot see: `if (ih >= height) continue;`), and copying that many would read past it
+        if recorded.get(name) is not None:
+            sizes[name] = recorded[name]
     declared = {p.name: p.size for p in program.entry.params if p.kind == "pointer"}
     for name in sizes:
         # the source's host code allocated this many elements (the cudaMalloc / hipMalloc of
