@@ -86,6 +86,22 @@ def heap_locals(program):
     return replace(program, ast=ast), found
 
 
+def entry_heap_arrays(program):
+    """The entry with the heap buffers of its own top-level block (``T *a = (T *) malloc(n *
+    sizeof(T)); ... free(a);``: host scratch of a CPU kernel) rewritten as arrays of ``T``
+    (``T a[count]``, zero-filled when calloc'd), under the same conditions as the per-iteration
+    buffers of ``heap_locals``; None when there is none."""
+    fdef = affine.entry_function(program) if program.ast is not None and program.entry else None
+    if fdef is None or not fdef.body.block_items:
+        return None
+    ast = copy.deepcopy(program.ast)
+    fdef = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef) and
+                e.decl.name == program.entry.name)
+    found: dict = {}
+    _rewrite_block(fdef.body, fdef, set(), found, set((program.facts or {}).get("defines") or {}))
+    return replace(program, ast=ast) if found else None
+
+
 def _host_constants(fdef) -> set[str]:
     """Scalar locals declared (with their value) at the top level of the entry body, once, and
     never assigned: in scope and unchanged wherever the host code launches the loops that

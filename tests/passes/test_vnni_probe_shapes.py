@@ -146,3 +146,15 @@ def test_a_host_error_message_is_no_unknown_effect():
            '  if (err != 0) fprintf(stderr, "failed: %d\\n", err);\n}\n')
     info = affine.analyze(_prog(src))
     assert not [p for p in info.problems if "effects are unknown" in p[1]]
+
+
+def test_heap_scratch_of_the_entry_becomes_an_array():
+    src = ('#include <stdlib.h>\nextern "C" void k(const float* g, const float* x, float* y, int C, int HW) {\n'
+           "  float* a = (float*)malloc(sizeof(float) * (C > 0 ? C : 1));\n"
+           "  for (int c = 0; c < C; ++c) a[c] = 2.0f * g[c];\n"
+           "  for (int c = 0; c < C; ++c) for (int i = 0; i < HW; ++i) y[c * HW + i] = a[c] * x[c * HW + i];\n"
+           "  free(a);\n}\n")
+    out = _emit(run_pass("heap_arrays", _prog(src)))
+    assert "malloc" not in out and "free(" not in out and "float a[" in out
+    kept = src.replace("  free(a);\n", "  float* b = a;\n  free(b);\n")       # passed on: left alone
+    assert "malloc" in _emit(run_pass("heap_arrays", _prog(kept)))
