@@ -29,6 +29,8 @@ atanf atan2f asinf acosf erff erf erfcf floorf floor ceilf ceil roundf round tru
 rint nearbyintf nearbyint lrintf lrint llrintf llrint lroundf lround llroundf llround asinhf asinh
 acoshf acosh atanhf atanh tgammaf tgamma lgammaf lgamma fdimf fdim remainderf remainder fmodf fmod
 copysignf copysign ldexpf ldexp frexpf max min isnan isinf fmaf fma
+nextafterf nextafter scalbnf scalbn ilogbf ilogb logbf logb hypotf hypot cbrt expm1 log1p log10
+erfc isfinite signbit
 """.split()) | frozenset(
     # the compiler's bit builtins that device code may call too (nvcc takes exactly these;
     # ctz / parity / bswap and the `long` forms are host-only there): a lifted `__popc`,
