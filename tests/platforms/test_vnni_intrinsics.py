@@ -169,6 +169,9 @@ def _test_function(cat: Catalog, it, fid: int, imm: dict) -> str:
     # negative indices and every scale stay inside it (and indices collide: scatter order)
     index = it.test.get("index", {})
     offset = 128 if index else (0 if it.rules else 4)
+    # `alike`: operands whose 8-byte chunks are each, with probability 1/3, a copy of the first
+    # operand's (equal lanes of every width: compares must see their equality cases)
+    alike = it.test.get("alike", [])
     for p in it.params:
         vt = cat.vector_of(p.type)
         if p.name in imm:
@@ -186,6 +189,9 @@ def _test_function(cat: Catalog, it, fid: int, imm: dict) -> str:
             args2.append(f"{p.name}_x")
         elif vt is not None:
             lines.append(f"    {vt.name} {p.name}; xpt_fill(&{p.name}, sizeof {p.name}, {_kind(cat, p.type)});")
+            if p.name in alike[1:]:
+                lines.append(f"    for (int i_ = 0; i_ + 8 <= (int)sizeof {p.name}; i_ += 8) if (xpt_next() % 3 == 0) "
+                             f"memcpy((char *)&{p.name} + i_, (const char *)&{alike[0]} + i_, 8);")
             lines.append(f"    {vt.c} {p.name}_x; memcpy(&{p.name}_x, &{p.name}, sizeof {p.name});")
             args1.append(p.name)
             args2.append(f"{p.name}_x")
@@ -205,10 +211,13 @@ def _test_function(cat: Catalog, it, fid: int, imm: dict) -> str:
     label = it.name + "".join(f" {k}={v}" for k, v in imm.items())
     if it.ret != "void":
         rk = _kind(cat, it.ret)
+        # `defined`: only the low bytes of the result the instruction defines are compared (widening
+        # casts leave the upper part undefined; the description zeroes it)
+        size = str(int(it.test["defined"])) if "defined" in it.test else "sizeof r1"
         lines.append(f"    {it.ret} r1 = {call1};")
         lines.append(f"    {cat.c_type(it.ret)} r2 = {call2};")
-        same = (f"xpt_close(&r1, &r2, sizeof r1, {rk}, {it.tolerance!r})" if it.tolerance is not None
-                else f"xpt_same(&r1, &r2, sizeof r1, {rk})")
+        same = (f"xpt_close(&r1, &r2, {size}, {rk}, {it.tolerance!r})" if it.tolerance is not None
+                else f"xpt_same(&r1, &r2, {size}, {rk})")
         lines.append(f"    if (sizeof r1 != sizeof r2 || !{same}) {{"
                      f" printf(\"FAIL {it.name} result differs ({label}, iteration %d)\\n\", it); return 1; }}")
     else:
@@ -333,7 +342,13 @@ def test_catalogue_covers_the_families_the_design_names():
                  "_mm512_div_ps", "_mm512_fmadd_ps", "_mm512_fmadd_pd", "_mm512_maskz_loadu_pd",
                  "_mm256_maskz_loadu_epi8", "_mm512_reduce_add_pd", "_mm512_reduce_add_epi64", "_mm512_popcnt_epi64",
                  "_mm512_unpacklo_epi8", "_mm512_subs_epu8", "_mm_hadd_ps", "_mm_cvtss_f32", "_bzhi_u32",
-                 "_bzhi_u64", "_MM_SHUFFLE"):
+                 "_bzhi_u64", "_MM_SHUFFLE",
+                 # the AVX2 vocabulary of 256-bit kernels (integer compares, vector-masked tails, ...)
+                 "_mm256_cmpgt_epi32", "_mm256_cmpeq_epi8", "_mm256_maskload_ps", "_mm256_maskstore_epi32",
+                 "_mm_maskload_pd", "_mm256_add_epi16", "_mm256_mullo_epi32", "_mm256_max_epu8", "_mm256_and_si256",
+                 "_mm256_xor_ps", "_mm256_movemask_epi8", "_mm256_cvtps_epi32", "_mm256_srai_epi32",
+                 "_mm256_permute2f128_ps", "_mm256_castps128_ps256", "_mm256_set1_epi64x", "_mm256_madd_epi16",
+                 "_mm256_packus_epi16", "_mm256_dpbusd_avx_epi32"):
         assert want in names, want
 
 
@@ -409,6 +424,17 @@ def _mutated(name: str, **changes) -> Catalog:
                                           "(int64_t)vindex[j] * 4, sizeof dst[j]); else dst[j] = src[j];"}),
     # roundscale losing the sign of a zero result (-0.3 -> -0.0)
     ("_mm512_roundscale_ps", {"body": "dst[j] = (float)(xp_roundscale(a[j], imm8) + 0.0);"}),
+    # AVX2 compares: equal lanes must be drawn (test.alike) for eq, and for gt against ge
+    ("_mm256_cmpeq_epi64", {"body": "dst[j] = 0;"}),
+    ("_mm256_cmpgt_epi32", {"body": "dst[j] = a[j] >= b[j] ? (uint32_t)-1 : 0;"}),
+    # a vector-masked load selecting by the mask lane's low bit instead of its sign bit
+    ("_mm256_maskload_ps", {"body": "dst[j] = (mask[j] & 1) ? ((float const*)mem_addr)[j] : 0.0f;"}),
+    # a vector-masked store writing every lane
+    ("_mm_maskstore_epi64", {"body": "((int64_t*)mem_addr)[j] = a[j];"}),
+    # a 256-bit pack across the whole vector instead of per 128-bit lane
+    ("_mm256_packs_epi32", {"body": "dst[j] = xp_sat16(a[j]); dst[8 + j] = xp_sat16(b[j]);"}),
+    # a widening cast is compared on the bytes it defines (test.defined)
+    ("_mm256_castps128_ps256", {"body": "dst[j] = j < 4 ? a[j] ^ 1u : 0u;"}),
 ])
 def test_the_check_catches_wrong_descriptions(tmp_path, name, changes):
     _on_this_cpu(name)
