@@ -640,6 +640,16 @@ def _child(so: Path, entry_symbol: str, is_kernel: bool, params: Sequence[Param]
             resource.setrlimit(resource.RLIMIT_AS, (want, hard))
     except (ValueError, OSError):
         pass
+    try:
+        # a host entry's local arrays sized by the data (a canonical-C step before host_heap
+        # moves them to the heap) live on the main thread's stack, which grows up to this
+        # limit (and the mappings below it): 8 MiB by default overflowed at inferred sizes
+        soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        want = 1 << 30 if hard == resource.RLIM_INFINITY else min(hard, 1 << 30)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+    except (ValueError, OSError):
+        pass
     t0 = time.perf_counter()
     if is_kernel:
         alloc = lib.__xp_device_alloc_named
