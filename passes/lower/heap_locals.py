@@ -149,8 +149,8 @@ def early_continues(node) -> bool:
 
 
 def _alloc_bytes(init):
-    """Byte count expression of ``calloc(a, b)`` / ``malloc(a)`` (casts stripped) and whether
-    the memory is zeroed, else None."""
+    """Byte count expression of ``calloc(a, b)`` / ``malloc(a)`` / ``aligned_alloc(al, a)`` /
+    ``_mm_malloc(a, al)`` (casts stripped) and whether the memory is zeroed, else None."""
     while isinstance(init, c_ast.Cast):
         init = init.expr
     name = canon.call_name(init)
@@ -159,11 +159,16 @@ def _alloc_bytes(init):
         return c_ast.BinaryOp("*", args[0], args[1]), True
     if name == "malloc" and len(args) == 1:
         return args[0], False
+    # aligned blocks: the alignment is the array's own business (an element-aligned local)
+    if name == "aligned_alloc" and len(args) == 2:
+        return args[1], False
+    if name == "_mm_malloc" and len(args) == 2:
+        return args[0], False
     return None
 
 
 def _is_free_of(stmt, name: str) -> bool:
-    if canon.call_name(stmt) != "free" or not stmt.args or len(stmt.args.exprs) != 1:
+    if canon.call_name(stmt) not in ("free", "_mm_free") or not stmt.args or len(stmt.args.exprs) != 1:
         return False
     a = stmt.args.exprs[0]
     while isinstance(a, c_ast.Cast):
@@ -223,7 +228,7 @@ def _only_indexed(body, name: str, decl) -> bool:
         if isinstance(n, c_ast.UnaryOp) and n.op in ("&", "++", "--", "p++", "p--") and \
                 isinstance(n.expr, c_ast.ID) and n.expr.name == name:
             return False
-        if isinstance(n, c_ast.FuncCall) and canon.call_name(n) != "free" and n.args and \
+        if isinstance(n, c_ast.FuncCall) and canon.call_name(n) not in ("free", "_mm_free") and n.args and \
                 any(name in canon.ids_in(a) and _bare_pointer(a, name) for a in n.args.exprs):
             return False
         if isinstance(n, c_ast.Decl) and n is not decl and n.name == name:
