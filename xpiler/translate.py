@@ -335,12 +335,25 @@ def translate(src: str, to: str, out: str, *, arg_specs: dict | None = None, con
               infer_budget=infer_budget, second_size=second_size)
     try:
         with limit:
+            _check_paths(src, out, config)
             names = _several_entries(src) if entry is None else []
             if names:
                 return _translate_entries(src, to, out, names, **kw)
             return _translate(src, to, out, entry=entry, **kw)
     except _TimeUp:
         raise limit.error() from None
+
+
+def _check_paths(src: str, out: str, config: str | None) -> None:
+    """Before anything slow runs: OUT must not be SRC (or a link to it) nor the inputs' config
+    file, and must be writable (UsageError otherwise)."""
+    src_path, out_path = Path(src), Path(out)
+    if same_file(out_path, src_path):
+        raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
+    for cfg in config_paths(src_path, config):
+        if same_file(out_path, cfg):
+            raise UsageError(f"refusing to overwrite the config file {cfg} with -o {out}: choose another -o")
+    check_output_path(out_path, "-o")
 
 
 def _several_entries(src: str) -> list[str]:
@@ -367,9 +380,6 @@ def _translate_entries(src: str, to: str, out: str, names: list[str], **kw) -> T
     out_path = Path(out)
     report = TranslationReport(str(src), target, str(out_path))
     t0 = time.perf_counter()
-    if same_file(out_path, Path(src)):
-        raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
-    check_output_path(out_path, "-o")
     with tempfile.TemporaryDirectory(prefix="xpiler-entries-") as tmp:
         suffix = out_path.suffix or platforms.FILE_SUFFIX[target]
         outputs, reports = [], []
@@ -433,14 +443,7 @@ def _translate(src: str, to: str, out: str, *, arg_specs, config, seed, entry, a
     load_passes()
     target = platforms.canonical(to)
     src_path, out_path = Path(src), Path(out)
-    # before anything slow runs: OUT must not be SRC (or a link to it) nor the inputs' config
-    # file, and must be writable
-    if same_file(out_path, src_path):
-        raise UsageError(f"refusing to overwrite the source {src}: choose another -o")
-    for cfg in config_paths(src_path, config):
-        if same_file(out_path, cfg):
-            raise UsageError(f"refusing to overwrite the config file {cfg} with -o {out}: choose another -o")
-    check_output_path(out_path, "-o")
+    _check_paths(src, out, config)
     limit.check("the front-end (parsing the source)")
     program = parse_file(src_path, entry=entry)
     report = TranslationReport(str(src_path), target, str(out_path))
