@@ -966,8 +966,8 @@ class Printer:
             if kids:
                 return "return &(" + self.node(kids[0], sc, c) + ")"
         if k == "DECL_STMT":
-            return self.lambda_declaration(c, sc) if self.std_array_declaration(c, sc) is None \
-                else self.std_array_declaration(c, sc)
+            got = self.std_array_declaration(c, sc)
+            return got if got is not None else self.lambda_declaration(c, sc)
         if k == "CXX_FOR_RANGE_STMT":
             return self.range_for(c, sc)
         if k == "TYPE_ALIAS_DECL":
