@@ -457,6 +457,37 @@ def typedef_map(ast) -> dict[str, c_ast.Typedef]:
     return {e.name: e for e in ast.ext if isinstance(e, c_ast.Typedef)}
 
 
+def without_block_typedefs(fdef: c_ast.FuncDef) -> c_ast.FuncDef:
+    """A copy of ``fdef`` where each block-scope ``typedef T X;`` naming a plain type (words
+    such as ``float`` or ``unsigned int``, no qualifiers) is dropped and ``X`` spelled ``T``
+    for the rest of its block: a statement moved out of the block (a kernel outlined from a
+    loop nest) then names only types the file declares. ``fdef`` itself when it has none."""
+    if not any(isinstance(n, c_ast.Typedef) and _plain_typedef(n) for n in walk(fdef.body)):
+        return fdef
+
+    def rewrite(node, names: dict):
+        if isinstance(node, c_ast.IdentifierType) and len(node.names) == 1 and \
+                node.names[0] in names:
+            return c_ast.IdentifierType(list(names[node.names[0]]), coord=node.coord)
+        if isinstance(node, c_ast.Compound):
+            inner, items = dict(names), []
+            for item in node.block_items or []:
+                if isinstance(item, c_ast.Typedef) and _plain_typedef(item):
+                    words = rewrite(item.type.type, inner).names
+                    inner[item.name] = tuple(words)
+                    continue
+                items.append(rewrite(item, inner))
+            return c_ast.Compound(items, coord=node.coord)
+        return map_children(copy.copy(node), lambda x: rewrite(x, names))
+
+    return rewrite(fdef, {})
+
+
+def _plain_typedef(t: c_ast.Typedef) -> bool:
+    return isinstance(t.type, c_ast.TypeDecl) and not t.type.quals and not t.quals and \
+        isinstance(t.type.type, c_ast.IdentifierType)
+
+
 def elem_type_of_decl_type(t, typedefs) -> tuple[list[str], int] | None:
     """(element type words, indirection) of a declared type: pointers and arrays count one
     level each; None for structs / function pointers."""

@@ -175,3 +175,59 @@ def test_a_share_of_rows_of_a_constant_length_is_proved_as_rows_times_it():
                  .replace("out[offset + repeat * 4096 + j] = x[offset + repeat * 4096 + j];",
                           "for (int c = 0; c < 1000; ++c) out[(offset + repeat * 4096 + j) * 1000 + c] = x[(offset + repeat * 4096 + j) * 1000 + c];"))
     assert affine.proved_extent(info, "x") == "n * 1000"
+
+
+_ROW_BLOCKS = """
+  for (int t = 0; t < 16; ++t) {
+    int block_rows = (65536 - 2 * cols) / cols;
+    if (block_rows > 64) block_rows = 64;
+    for (int b = t; b < (rows + block_rows - 1) / block_rows; b += 16) {
+      const int r0 = b * block_rows;
+      const int nr = (rows - r0 < block_rows) ? rows - r0 : block_rows;
+      for (int r = 0; r < nr; ++r)
+        for (int c = 0; c < cols; ++c) out[(r0 + r) * cols + c] = x[(r0 + r) * cols + c];
+    }
+  }"""
+
+
+def test_blocks_of_rows_sized_by_an_assigned_local_are_proved():
+    # session 25 probe (BANG l2norm / rmsnorm rows staged in NRAM blocks): the rows per block
+    # are a local assigned twice (min with 64), of unknown value to the analysis. Every
+    # access stays below rows * cols for any value of it, and reaches its end
+    info = _info(_ROW_BLOCKS, "const float* x, float* out, int rows, int cols")
+    assert affine.extents(info) == {"x": None, "out": None}
+    assert affine.proved_extent(info, "x") == affine.proved_extent(info, "out") == "rows * cols"
+    # an access the local can move past the end is never bounded by a guess
+    loose = _info(_ROW_BLOCKS.replace("r < nr", "r < block_rows"),
+                  "const float* x, float* out, int rows, int cols")
+    assert affine.proved_extent(loose, "x") is None
+
+
+def test_a_sample_size_the_kernel_refuses_does_not_count_against_a_bound():
+    # session 25 probe (log_softmax, `if (cols > MAX_COLS) return;`): at cols = 4099 nothing
+    # runs; rows * cols is still the footprint at the sizes that do
+    info = _info("""
+  if (cols <= 0 || cols > 4096) return;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) out[r * cols + c] = x[r * cols + c];""",
+                 "const float* x, float* out, int rows, int cols")
+    assert affine.proved_extent(info, "x") == "rows * cols"
+    # a bound that is loose where the kernel runs is still refused
+    half = _info("""
+  if (cols <= 0 || cols > 4096) return;
+  for (int r = 0; r < rows / 2; ++r)
+    for (int c = 0; c < cols; ++c) out[r * cols + c] = x[r * cols + c];""",
+                 "const float* x, float* out, int rows, int cols")
+    assert affine.proved_extent(half, "x") is None
+
+
+def test_sizeof_of_a_type_is_a_constant_of_the_subscripts():
+    info = _info("""
+  const int chunk = 4096 / (sizeof(float) + sizeof(_Float16)) / 64 * 64;
+  for (int i = 0; i < n / chunk; ++i)
+    for (int j = 0; j < chunk; ++j) out[i * chunk + j] = x[i * chunk + j];""")
+    from passes.analysis.affine.ir import locals_in
+
+    acc = next(a for a in info.accesses if a.buffer == "x")
+    assert not locals_in(acc.index, set())          # chunk = 4096 / 6 / 64 * 64 = 640
+    assert _eval(affine.extents(info)["x"], n=1300) == 1280

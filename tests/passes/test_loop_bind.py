@@ -344,3 +344,16 @@ def test_an_if_the_host_evaluates_launches_the_kernels_of_its_branches(tmp_path,
     assert report.status == "verified", report.message
     host = out.read_text().split('extern "C"')[1]
     assert host.count("<<<") == 3 and "if (alpha == 1 && beta == 1)" in host
+
+
+def test_a_block_scope_typedef_is_spelled_out_in_the_kernels():
+    # session 25 probe (BANG rmsnorm lifted: `typedef float F;` of an intrinsic's reference
+    # body): a kernel outlined from the block, and its parameters, name the plain type
+    src = ('extern "C" void k(const float* x, float* o, int n) {\n'
+           '  typedef float F;\n  const F s = (F) 2;\n'
+           '  for (int i = 0; i < n; ++i) ((F *) o)[i] = x[i] * s;\n}\n')
+    out = run_pass("loop_bind", parse_source(src, "vnni", "<t>.cpp"), to="cuda")
+    text = platforms.module("cuda", "backend").emit(out)
+    kernel = text.split("__global__")[1].split('extern "C"')[0]
+    assert "F" not in kernel.replace("float", "") and "(float *) o" in kernel
+    assert "typedef float F" not in text

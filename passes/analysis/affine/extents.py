@@ -1322,7 +1322,7 @@ def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | No
     few sample sizes, an access reaches its last element. None when no candidate is proved (or
     an access reads a local of unknown value)."""
     accs = [a for a in info.accesses if a.is_param and a.buffer == name]
-    if not accs or any(a.index is None or a.width or locals_in(a.index, set()) for a in accs):
+    if not accs or any(a.index is None or a.width for a in accs):
         return None
     scalars = [p.name for p in info.params.values()
                if p.kind == "scalar" and p.dtype in _INT_DTYPES]
@@ -1394,21 +1394,28 @@ _REACH_SAMPLES = (37, 1000, 4099)        # values of the bound's scalars the che
 def _z3_reaches(z3, accs, bound, timeout_ms: int) -> bool:
     """At each sample value of the bound's scalars (odd sizes and round ones), some access
     touches the element just below ``bound``: the bound is the footprint there, not a loose
-    cover of it."""
+    cover of it. A sample at which no access runs at all (``if (cols > MAX_COLS) return;``)
+    says nothing; at least one must remain."""
     names = set()
     _scalars_of(bound, names)
-    for value in _REACH_SAMPLES:
-        for acc in accs:
-            enc, sol = _z3_solver(z3, acc, timeout_ms)
+
+    def runs(acc, value, at_bound: bool) -> bool:
+        enc, sol = _z3_solver(z3, acc, timeout_ms)
+        if at_bound:
             sol.add(enc.e(acc.index) == enc.e(bound) - 1)
-            _scalars_nonnegative(z3, enc, sol)
-            for n in names:
-                sol.add(enc.var("s:" + n) == value)
-            if sol.check() == z3.sat:
-                break
-        else:
+        _scalars_nonnegative(z3, enc, sol)
+        for n in names:
+            sol.add(enc.var("s:" + n) == value)
+        return sol.check() == z3.sat
+
+    sampled = 0
+    for value in _REACH_SAMPLES:
+        if any(runs(acc, value, True) for acc in accs):
+            sampled += 1
+        elif any(runs(acc, value, False) for acc in accs):
             return False
-    return True
+        # else: no access runs at this size (``if (cols > MAX_COLS) return;``): no sample
+    return sampled > 0
 
 
 def _scalars_of(ir, out: set) -> None:

@@ -139,7 +139,8 @@ _WORD_BYTES = {"char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1, "_Bool": 1, "sho
                "float2": 8, "float4": 16, "int2": 8, "int4": 16, "uint2": 8, "uint4": 16,
                "double2": 16, "char4": 4, "uchar4": 4, "short2": 4, "short4": 8,
                # half precision and its packed pairs (cuda_fp16.h, cuda_bf16.h, HIP's)
-               "half": 2, "__half": 2, "__nv_half": 2, "half2": 4, "__half2": 4,
+               "half": 2, "__half": 2, "__nv_half": 2, "half2": 4, "__half2": 4, "_Float16": 2,
+               "__bf16": 2, "bfloat16_t": 2,
                "__nv_half2": 4, "__nv_bfloat16": 2, "__hip_bfloat16": 2, "__nv_bfloat162": 4,
                "__hip_bfloat162": 4}
 

@@ -130,7 +130,8 @@ class _Walker(c_ast.NodeVisitor):
                 a = self.ir(x)
                 return ("c", ~a[1]) if a is not None and a[0] == "c" else None
             case c_ast.UnaryOp(op="sizeof"):
-                return None
+                size = self._const_bytes(e)      # of a type or a constant-size array
+                return None if size is None else ("c", size)
             case c_ast.BinaryOp(op=op, left=l, right=r) if op in ("+", "-", "*", "/", "%", "<<",
                                                                    ">>", "&"):
                 a, b = self.ir(l), self.ir(r)

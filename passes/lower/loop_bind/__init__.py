@@ -1414,6 +1414,7 @@ def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
     program, stuck = _free_device_names(program)
     if stuck:
         return [_wrapper_clash(program, stuck)]
+    program = _without_block_typedefs(program)
     # per-block heap buffers (the lift's dynamic shared memory) of a constant size -> local
     # arrays of the block, which the schedule puts in shared memory; symbolic ones would be
     # variable-length arrays in device code: the program stays as it is
@@ -1447,6 +1448,17 @@ def _free_device_names(program):
     """``free_wrapper_names`` for the CUDA / HIP host wrapper: its ``d_P`` device buffers."""
     params = list(program.entry.params) if program.entry else []
     return free_wrapper_names(program, {f"d_{p.name}" for p in params if p.kind == "pointer"})
+
+
+def _without_block_typedefs(program):
+    """The entry's block-scope typedefs of plain types spelled out (canon.without_block_typedefs):
+    a kernel outlined from the entry's loops and its parameters name file-scope types only."""
+    fdef = affine.entry_function(program)
+    plain = canon.without_block_typedefs(fdef) if fdef is not None else fdef
+    if plain is fdef:
+        return program
+    return replace(program, ast=c_ast.FileAST([plain if e is fdef else e
+                                               for e in program.ast.ext]))
 
 
 def _wrapper_clash(program, name: str) -> Diagnostic:
