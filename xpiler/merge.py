@@ -4,15 +4,18 @@ A kernel-only file with several kernels (or a host file with several ``extern "C
 functions) is translated entry by entry (``xpiler.translate``); each output is a whole program
 for its entry. ``merge_outputs`` puts them into one: the first output's top-level items, then
 each later output's items that the merged file does not have yet; the function of each entry
-comes from that entry's own output. An item that defines a name
-already defined by a different item (a helper of the same name with another body, two
-overloads) is a conflict: the merge refuses rather than choose. The merged text is then
+comes from that entry's own output. An item that defines a name already defined by a
+different item (a helper of the same name and parameter types with another body) is a
+conflict: the merge refuses rather than choose. Overloads (the same name, other parameter
+types: a helper's set for the element types one entry uses) are kept side by side; a call
+that they would resolve differently shows in the re-verification. The merged text is then
 verified again for every entry (``translate``'s ``merge`` step), so a merge that changed what
 an entry computes is not written.
 """
 from __future__ import annotations
 
 import copy
+import re
 
 from pycparser import c_ast, c_generator
 
@@ -31,6 +34,22 @@ def _name(item) -> str | None:
     if isinstance(item, c_ast.Decl) and isinstance(item.type, (c_ast.Struct, c_ast.Union, c_ast.Enum)):
         return f"tag {item.type.name}" if item.type.name else None
     return None
+
+
+def _key(item) -> str | None:
+    """``_name``, with a function's parameter types: the unit one definition provides."""
+    name = _name(item)
+    fdecl = item.decl.type if isinstance(item, c_ast.FuncDef) else \
+        item.type if _prototype(item) else None
+    if name is None or not isinstance(fdecl, c_ast.FuncDecl):
+        return name
+    types = []
+    for p in (fdecl.args.params if fdecl.args else []):
+        text = _GEN.visit(p)
+        if getattr(p, "name", None):
+            text = re.sub(rf"\b{re.escape(p.name)}\b", "", text)
+        types.append(" ".join(text.split()))
+    return f"{name}({', '.join(types)})"
 
 
 def _prototype(item) -> bool:
@@ -53,8 +72,8 @@ def merge_outputs(outputs: list[tuple[str, str | None]], target: str, path: str 
     texts: set[str] = set()
     for item in base.ast.ext:
         texts.add(_GEN.visit(item))
-        if _name(item) is not None and not _prototype(item):
-            defined.add(_name(item))
+        if _key(item) is not None and not _prototype(item):
+            defined.add(_key(item))
     for prog, (_, entry) in zip(programs[1:], outputs[1:]):
         for item in prog.ast.ext:
             if _name(item) in entries - {entry} and not _prototype(item):
@@ -62,8 +81,8 @@ def merge_outputs(outputs: list[tuple[str, str | None]], target: str, path: str 
             text = _GEN.visit(item)
             if text in texts:
                 continue
-            name = _name(item)
-            if name is not None and name in defined:
+            name, key = _name(item), _key(item)
+            if key is not None and key in defined:
                 if _prototype(item):
                     continue          # a prototype of a function the file defines already
                 raise TranslationFailed(
@@ -71,12 +90,12 @@ def merge_outputs(outputs: list[tuple[str, str | None]], target: str, path: str 
                     f"'{entry}' and an earlier one): they cannot share one file")
             base.ast.ext.append(copy.deepcopy(item))
             texts.add(text)
-            if name is not None and not _prototype(item):
-                defined.add(name)
+            if key is not None and not _prototype(item):
+                defined.add(key)
         # what the back-end prints around the items (includes, preamble lines)
-        for key in ("preamble", "includes"):
-            have = base.facts.get(key)
-            more = prog.facts.get(key)
+        for fact in ("preamble", "includes"):
+            have = base.facts.get(fact)
+            more = prog.facts.get(fact)
             if isinstance(have, list) and isinstance(more, list):
                 have.extend(x for x in more if x not in have)
     return platforms.module(target, "backend").emit(base)

@@ -61,3 +61,16 @@ def test_merge_refuses_two_different_definitions_of_one_name():
         merge_outputs([(a, "f"), (b, "g")], "vnni")
     same = merge_outputs([(a, "f"), (a.replace("void f", "void g"), "g")], "vnni")
     assert same.count("float h(float v)") == 1 and "void f(" in same and "void g(" in same
+
+
+def test_merge_keeps_overloads_of_a_helper_side_by_side():
+    # session 25 probe (BANG masked_where_select -> cuda): one entry's output defines the
+    # lift's xpd_f64 for every element type, the other's none or another set
+    a = "double w(int v) { return v; }\nvoid f(int* x) { x[0] = (int) w(x[0]); }\n"
+    b = ("double w(int v) { return v; }\ndouble w(float v) { return v; }\n"
+         "void g(float* x) { x[0] = (float) w(x[0]); }\n")
+    merged = merge_outputs([(a, "f"), (b, "g")], "vnni")
+    assert merged.count("double w(int v)") == 1 and merged.count("double w(float v)") == 1
+    c = "double w(float v) { return -v; }\nvoid g(float* x) { x[0] = (float) w(x[0]); }\n"
+    with pytest.raises(TranslationFailed, match="define 'w' differently"):
+        merge_outputs([(b.replace("void g", "void f"), "f"), (c, "g")], "vnni")

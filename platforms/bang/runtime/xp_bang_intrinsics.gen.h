@@ -913,18 +913,18 @@ template <class T> inline void __bang_min(T *dst, const T *src, unsigned int ele
 template <class T> inline void __bang_select(T *dst, const T *src, const T *index, unsigned int elem_count) {
   XPB_RULE((elem_count > 0 && elem_count * sizeof(T) % 128 == 0), "__bang_select: elem_count*sizeof(T) must be a positive multiple of 128 bytes");
   XPB_RULE((XPB_ALIGNED(dst, 64) && XPB_ALIGNED(src, 64) && XPB_ALIGNED(index, 64)), "__bang_select: operands must be 64-byte aligned");
+  XPB_RULE((((const char *)dst + 128 + (size_t)elem_count * sizeof(T) <= (const char *)src || (const char *)src + (size_t)elem_count * sizeof(T) <= (const char *)dst) && ((const char *)dst + 128 + (size_t)elem_count * sizeof(T) <= (const char *)index || (const char *)index + (size_t)elem_count * sizeof(T) <= (const char *)dst)), "__bang_select: dst must not overlap src or index (the kept values move towards the front)");
   xpb::operand("__bang_select", "dst", dst, (size_t)(128 + ((size_t)elem_count * sizeof(T) + 127) / 128 * 128), XPB_M_NRAM);
   xpb::operand("__bang_select", "src", src, (size_t)(elem_count) * sizeof(*src), XPB_M_NRAM);
   xpb::operand("__bang_select", "index", index, (size_t)(elem_count) * sizeof(*index), XPB_M_NRAM);
-  std::vector<T> kept;
+  T *kept = (T *)((char *)dst + 128);
+  unsigned int count = 0;
   for (unsigned int i = 0; i < elem_count; ++i)
-    if (xpb::f64(index[i]) != 0) kept.push_back(src[i]);
-  unsigned int count = (unsigned int)kept.size();
+    if (xpb::f64(index[i]) != 0) { kept[count] = src[i]; ++count; }
   size_t bytes = (size_t)count * sizeof(T), padded = (bytes + 127) / 128 * 128;
+  memset((char *)dst + 128 + bytes, 0, padded - bytes);
   memset(dst, 0, 128);
   memcpy(dst, &count, sizeof count);
-  if (count) memcpy((char *)dst + 128, kept.data(), bytes);
-  memset((char *)dst + 128 + bytes, 0, padded - bytes);
 }
 
 // __bang_half2float [convert.toml] BG §3.30 (exact)
