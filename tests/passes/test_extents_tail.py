@@ -231,3 +231,24 @@ def test_sizeof_of_a_type_is_a_constant_of_the_subscripts():
     acc = next(a for a in info.accesses if a.buffer == "x")
     assert not locals_in(acc.index, set())          # chunk = 4096 / 6 / 64 * 64 = 640
     assert _eval(affine.extents(info)["x"], n=1300) == 1280
+
+
+_CLAMPED = """
+  for (int i = 0; i < n; ++i) {
+    int s = idx[i];
+    s = s < 0 ? 0 : (s >= m ? m - 1 : s);%s
+    out[i] = x[s];
+  }"""
+
+
+def test_a_clamped_index_read_from_memory_is_bounded_by_its_clamp():
+    # session 25 probe (gather along a dim: `src = src < 0 ? 0 : (src >= in_dim ? in_dim - 1
+    # : src)`): the assignment holds for the rest of the block, over the value read before
+    params = "const float* x, const int* idx, float* out, int n, int m"
+    assert affine.proved_extent(_info(_CLAMPED % "", params), "x") == "m"
+    # clamped from below only: any value of idx may be read
+    below = _info(_CLAMPED.replace("(s >= m ? m - 1 : s)", "s") % "", params)
+    assert affine.proved_extent(below, "x") is None
+    # written again after the clamp: the clamp no longer tells the value
+    again = _info(_CLAMPED % "\n    s = idx[i + 1];", params)
+    assert affine.proved_extent(again, "x") is None

@@ -1308,7 +1308,7 @@ def free_symbols(info: NestInfo) -> set[str]:
     return {n for n, p in info.params.items() if p.kind != "pointer"}
 
 
-PROOF_CANDIDATES = 16        # candidate counts tried per pointer (scalars first, then products)
+PROOF_CANDIDATES = 24        # candidate counts tried per pointer (scalars first, then products)
 PROOF_BUDGET_S = 8.0         # seconds for them all
 _INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 
@@ -1317,7 +1317,7 @@ def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | No
     """An element count of pointer parameter ``name`` that Z3 proves where the polynomial
     analysis has none (a task's share with a remainder, ``offset = t * (n / T) + min(t, n % T)``,
     in tiles of ``count / TILE``): an integer scalar of the entry, one times a constant of the
-    subscripts (a row length: ``rows * 1000``), or a product of two scalars, such
+    subscripts (a row length: ``rows * 1000``), or a product of two or three scalars, such
     that every access of ``name`` stays below it for all scalar values >= 0 and, at each of a
     few sample sizes, an access reaches its last element. None when no candidate is proved (or
     an access reads a local of unknown value)."""
@@ -1332,6 +1332,10 @@ def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | No
     cands += [(("*", ("s", s), ("c", c)), f"{s} * {c}") for s in scalars for c in consts]
     cands += [(("*", ("s", a), ("s", b)), f"{a} * {b}")
               for i, a in enumerate(scalars) for b in scalars[i + 1:]]
+    # three dimensions ([outer, dim, inner] of a gather along dim)
+    cands += [(("*", ("*", ("s", a), ("s", b)), ("s", c)), f"{a} * {b} * {c}")
+              for i, a in enumerate(scalars) for j, b in enumerate(scalars[i + 1:], i + 1)
+              for c in scalars[j + 1:]]
     import time
 
     z3 = load_z3()
@@ -1365,9 +1369,8 @@ def _z3_solver(z3, acc: Access, timeout_ms: int):
     sol.set("timeout", timeout_ms)
     for c in loop_constraints(enc, acc.loops):
         sol.add(c)
-    for g in acc.guards:
-        if not locals_in(g, set()):
-            sol.add(enc.c(g))
+    for g in acc.guards:           # one with a local: its value where the access runs
+        sol.add(enc.c(g))          # (the walker drops a guard whose locals change: _stale)
     return enc, sol
 
 
@@ -1378,10 +1381,13 @@ def _scalars_nonnegative(z3, enc, sol) -> None:
 
 
 def _z3_below(z3, accs, bound, timeout_ms: int) -> bool:
-    """Every access's subscript is below ``bound`` wherever it runs (no counterexample)."""
+    """Every access's subscript is below ``bound`` wherever it runs (no counterexample), for
+    a buffer of at least one element (a clamp to ``[0, m - 1]`` reads element 0 when m = 0:
+    no meaningful input has an empty buffer the program reads)."""
     for acc in accs:
         enc, sol = _z3_solver(z3, acc, timeout_ms)
         sol.add(enc.e(acc.index) > enc.e(bound) - 1)
+        sol.add(enc.e(bound) >= 1)
         _scalars_nonnegative(z3, enc, sol)
         if sol.check() != z3.unsat:
             return False

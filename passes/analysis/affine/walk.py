@@ -42,6 +42,7 @@ class _Walker(c_ast.NodeVisitor):
         # index IR, exit condition IR) for ``if (c) { F[t] = 1; continue; }``
         self.flags: dict = {}
         self.counter = 0
+        self.histories = 0                # values a local held before an assignment (_assigned)
         self.fdef = fdef
         self.params = {}
         for p in program.entry.params:
@@ -524,8 +525,9 @@ class _Walker(c_ast.NodeVisitor):
         pushed = 0
         items = n.block_items or []
         for k, item in enumerate(items):
+            assigned = self._assigned(item)
             self.visit(item)
-            c = self._asserted(item)
+            c = self._asserted(item) or assigned
             if c is None:
                 c = self._exit_guard(item, items[k + 1:])
                 if c is not None:
@@ -612,6 +614,28 @@ class _Walker(c_ast.NodeVisitor):
                 len(item.args.exprs) == 1:
             return self.cond(item.args.exprs[0])
         return None
+
+    def _assigned(self, item):
+        """``x == E`` after a statement ``x = E;`` of a block (``src = src < 0 ? 0 : src;``,
+        a clamp of a value read from memory) for an integer local of unknown value, to hold
+        for the rest of the block: ``E`` over the values before the statement, where the
+        value ``x`` had is a symbol of its own (a history value: it never changes). A later
+        write of ``x`` or of a local ``E`` reads makes the condition stale (``_stale``).
+        Computed before the statement runs; None for other statements."""
+        if not (isinstance(item, c_ast.Assignment) and item.op == "=" and
+                isinstance(item.lvalue, c_ast.ID)):
+            return None
+        var = self.lookup(item.lvalue.name)
+        if var is None or var.kind != "local" or var.value != ("l", var.uid) or \
+                var.decl is None or not isinstance(var.decl.type, c_ast.TypeDecl) or \
+                not self.is_int(var.decl.type):
+            return None
+        value = self.ir(item.rvalue)
+        if value is None:
+            return None
+        self.histories += 1
+        before = ("l", f"{var.uid}~{self.histories}")
+        return ("==", ("l", var.uid), _replace_ir(value, ("l", var.uid), before))
 
     def visit_Decl(self, n):
         if isinstance(n.type, c_ast.FuncDecl) or n.name is None:
@@ -1055,6 +1079,14 @@ def _address_of_object(e):
     if not isinstance(node, c_ast.ID):
         return None
     return obj
+
+
+def _replace_ir(ir, old, new):
+    if ir == old:
+        return new
+    if isinstance(ir, tuple):
+        return tuple(_replace_ir(x, old, new) if isinstance(x, tuple) else x for x in ir)
+    return ir
 
 
 def _is_bytes(ir) -> bool:
