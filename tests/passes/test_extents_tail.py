@@ -252,3 +252,6 @@ def test_a_clamped_index_read_from_memory_is_bounded_by_its_clamp():
     # written again after the clamp: the clamp no longer tells the value
     again = _info(_CLAMPED % "\n    s = idx[i + 1];", params)
     assert affine.proved_extent(again, "x") is None
+    # a label after the clamp can be reached without it
+    jumped = _info(_CLAMPED.replace("    out[i] = x[s];", "  skip:\n    out[i] = x[s];") % "", params)
+    assert affine.proved_extent(jumped, "x") is None

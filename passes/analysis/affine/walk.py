@@ -524,8 +524,13 @@ class _Walker(c_ast.NodeVisitor):
         self.scopes.append({})
         pushed = 0
         items = n.block_items or []
+        # a label (or case) after a statement can be reached without running it: what an
+        # assignment states holds only in the part of the block before the last one
+        entries = (c_ast.Label, c_ast.Case, c_ast.Default)
+        last_entry = max((k for k, item in enumerate(items)
+                          if any(isinstance(x, entries) for x in _walk_nodes(item))), default=-1)
         for k, item in enumerate(items):
-            assigned = self._assigned(item)
+            assigned = self._assigned(item) if k >= last_entry else None
             self.visit(item)
             c = self._asserted(item) or assigned
             if c is None:
