@@ -9,7 +9,7 @@ scalars, None when not computable; never below the true maximum).
 """
 from __future__ import annotations
 
-from .ir import Access, LoopInfo, NestInfo, buffer_elem_bytes, const_ir, locals_in
+from .ir import Access, LoopInfo, NestInfo, buffer_elem_bytes, const_ir, locals_in, replace_ir
 from .solver import ANALYSIS_ERRORS, Enc, check, load_z3, loop_constraints
 from .poly import Poly, atom, ir_of_poly, to_poly
 from .walk import analyze
@@ -311,12 +311,7 @@ def max_index(acc: Access, elem_bytes: int | None = None) -> Poly | None:
 
 def _substitute_var(ir, uid: str, value):
     """``ir`` with the loop variable ``uid`` read as ``value``."""
-    if not isinstance(ir, tuple) or not ir:
-        return ir
-    if ir[0] == "v" and ir[1] == uid:
-        return value
-    return (ir[0],) + tuple(_substitute_var(x, uid, value) if isinstance(x, tuple) else x
-                            for x in ir[1:])
+    return replace_ir(ir, ("v", uid), value)
 
 
 def _equality_split_max(acc: Access, depth: int = 0):
@@ -777,11 +772,7 @@ def _loop_vars_in(ir, out: set) -> set:
 
 
 def _subst_local(ir, uid: str):
-    if not isinstance(ir, tuple) or not ir:
-        return ir
-    if ir == ("l", uid):
-        return ("v", uid)
-    return tuple(_subst_local(x, uid) if isinstance(x, tuple) else x for x in ir)
+    return replace_ir(ir, ("l", uid), ("v", uid))
 
 
 def _bounded_locals(acc: Access, locs: set) -> Access | None:
@@ -1319,8 +1310,9 @@ def proved_extent(info: NestInfo, name: str, timeout_ms: int = 2000) -> str | No
     in tiles of ``count / TILE``): an integer scalar of the entry, one times a constant of the
     subscripts (a row length: ``rows * 1000``), or a product of two or three scalars, such
     that every access of ``name`` stays below it for all scalar values >= 0 and, at each of a
-    few sample sizes, an access reaches its last element. None when no candidate is proved (or
-    an access reads a local of unknown value)."""
+    few sample sizes, an access reaches its last element. A local of unknown value in a
+    subscript may take any value the guards allow (the walker keeps one symbol per value).
+    None when no candidate is proved."""
     accs = [a for a in info.accesses if a.is_param and a.buffer == name]
     if not accs or any(a.index is None or a.width for a in accs):
         return None

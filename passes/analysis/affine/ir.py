@@ -197,13 +197,19 @@ def _uses_opaque(ir) -> bool:
     return bool(locals_in(ir, set()))
 
 
+def replace_ir(ir, old, new):
+    """``ir`` with every sub-expression equal to ``old`` (a loop variable ``('v', uid)``, a
+    local ``('l', uid)``) replaced by ``new``."""
+    if ir == old:
+        return new
+    if not isinstance(ir, tuple):
+        return ir
+    return tuple(replace_ir(x, old, new) if isinstance(x, tuple) else x for x in ir)
+
+
 def subst_var(ir, old: str, new: str):
     """``ir`` with loop variable ``old`` renamed ``new``."""
-    if not isinstance(ir, tuple) or not ir:
-        return ir
-    if ir == ("v", old):
-        return ("v", new)
-    return tuple(subst_var(x, old, new) if isinstance(x, tuple) else x for x in ir)
+    return replace_ir(ir, ("v", old), ("v", new))
 
 
 def _sum_terms(ir) -> list:

@@ -13,7 +13,7 @@ from pycparser import c_ast
 
 from .ir import (
     Access, CHECK_CALLS, IR, LoopInfo, MEM_FUNCTIONS, NestInfo, OUTPUT_CALLS, PURE_FUNCTIONS, Var,
-    bytes_of_words, const_ir, is_int_type, is_int_words, locals_in, recombine_divmod, subst_var, type_names, type_names_text)
+    bytes_of_words, const_ir, is_int_type, is_int_words, locals_in, recombine_divmod, replace_ir, subst_var, type_names, type_names_text)
 
 
 class _Walker(c_ast.NodeVisitor):
@@ -640,7 +640,7 @@ class _Walker(c_ast.NodeVisitor):
             return None
         self.histories += 1
         before = ("l", f"{var.uid}~{self.histories}")
-        return ("==", ("l", var.uid), _replace_ir(value, ("l", var.uid), before))
+        return ("==", ("l", var.uid), replace_ir(value, ("l", var.uid), before))
 
     def visit_Decl(self, n):
         if isinstance(n.type, c_ast.FuncDecl) or n.name is None:
@@ -1084,14 +1084,6 @@ def _address_of_object(e):
     if not isinstance(node, c_ast.ID):
         return None
     return obj
-
-
-def _replace_ir(ir, old, new):
-    if ir == old:
-        return new
-    if isinstance(ir, tuple):
-        return tuple(_replace_ir(x, old, new) if isinstance(x, tuple) else x for x in ir)
-    return ir
 
 
 def _is_bytes(ir) -> bool:
