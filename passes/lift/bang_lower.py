@@ -317,11 +317,12 @@ def lower_text(text: str, arch_group: int, used: set[str]) -> str:
                lambda m: "long long" if is_integral(m.group(1)) and is_integral(m.group(2)) else "float", t)
 
     def fix(m):
+        # 2^fix_position when an operand is fixed point; a float product is not scaled
         if is_integral(m.group(1)) or is_integral(m.group(2)):
             used.add("xpd_exp2i")
-            return "xpd_exp2i("
-        return "1.0 * ("
-    t = re.sub(r"\bxpb::fix_scale<([^<>,]+),([^<>]+)>\s*\(", fix, t)
+            return f"xpd_exp2i({m.group(3)})"
+        return "1.0"
+    t = re.sub(r"\bxpb::fix_scale<([^<>,]+),([^<>]+)>\s*\(([^()]*)\)", fix, t)
     t = re.sub(r"\bxpb::to_acc<(\w+)>\s*\(", r"(\1)(", t)
     t = re.sub(r"\b(?:typename\s+)?std::conditional<\s*sizeof\(([^()]+)\)\s*==\s*(\d+)\s*,\s*([^,<>]+),\s*([^,<>]+)>::type",
                lambda m: (m.group(3) if size_of(m.group(1)) == int(m.group(2)) else m.group(4)).strip(), t)

@@ -42,7 +42,10 @@ Summary
       k__task(args, taskIdX, ..., coreDim)`` with every built-in a plain expression of
       ``taskId`` and the launch constants (same numbering as above); the on-chip buffers a
       kernel uses become locals of ``k__task`` (private to a task), so ``inline`` leaves one
-      loop nest whose task loop carries no dependence. The runner (a function named after the
+      loop nest whose task loop carries no dependence. A task loop of a kernel whose tasks
+      share nothing (no barrier, SRAM, memory core or atomic) gets ``#pragma omp parallel
+      for``: concurrent tasks writing one element would race, so the kernel's contract is
+      that its tasks are independent (as the GPU lift states for a grid's blocks). The runner (a function named after the
       kernel, ``k__cfgN`` for further configurations) replaces the launch. Cluster state is
       kept for launches of exactly one group of tasks (taskDim = the UNIONn core count): a
       ``__mlu_shared__`` buffer ``b[D]`` becomes ``xp_sram_b[n * D]`` in the runner, indexed
@@ -1188,6 +1191,13 @@ class Lift:
             fnames.append(fname)
         entry = self.program.entry
         shared = bool(srams) or len(phases) > 1 or name in self.mpu
+        # tasks that share nothing (no barrier, SRAM, memory core or atomic) run concurrently
+        # on the device, in any order: a write two of them make to one element is a race, so
+        # the task loop's iterations are independent by the kernel's own contract (as a CUDA
+        # grid's blocks are); the pragma states it for the binders
+        independent = not shared and not any(
+            "atomic" in (canon.call_name(n) or "") for n in bl.walk(fd.body)
+            if isinstance(n, c_ast.FuncCall))
         for _key, dims, ktype, rname, extra in self.runners.get(name, []):
             decl = copy.deepcopy(kernel.decl)
             _rename_function(decl, rname)
@@ -1214,6 +1224,8 @@ class Lift:
             for fname in fnames:
                 if name in self.mpu and ktype != 1:
                     stmts.append(self._task_loop(fname, dims, ktype, args, mpu=True))
+                if independent:
+                    stmts.append(c_ast.Pragma("omp parallel for"))
                 stmts.append(self._task_loop(fname, dims, ktype, args))
             out.append(c_ast.FuncDef(decl, None, c_ast.Compound(stmts)))
         return out

@@ -191,8 +191,11 @@ def _rewrite_block(block, fdef, known, heaps, facts_defines) -> None:
         if es is None or "const" in (d.type.type.quals or []):
             continue
         frees = [j for j in range(k + 1, len(items)) if _is_free_of(items[j], d.name)]
-        if len(frees) != 1 or not _only_indexed(fdef.body, d.name, d):
+        if len(frees) != 1 or not _only_indexed(fdef.body, d.name, d) or \
+                not _early_frees_ok(items[k + 1:frees[0]], d.name):
             continue
+        for s in items[k + 1:frees[0]]:          # frees before a continue / break: gone too
+            _drop_early_frees(s, d.name)
         nbytes, zeroed = alloc
         view = _cast_view(fdef.body, d.name, items[frees[0]])
         if view is not None and view != etype:
@@ -216,6 +219,30 @@ def _rewrite_block(block, fdef, known, heaps, facts_defines) -> None:
         block.block_items = items[:k] + new + items[k + 1:j] + items[j + 1:]
         _rewrite_block(block, fdef, known, heaps, facts_defines)   # the list changed: again
         return
+
+
+def _early_frees_ok(stmts, name: str) -> bool:
+    """Every ``free(name)`` nested in ``stmts`` (the buffer released on an early way out of
+    the block: ``{ free(p); continue; }``) is outside any loop of ``stmts``: it runs at most
+    once per instance of the buffer."""
+    def inside_loop(n, in_loop):
+        if isinstance(n, c_ast.FuncCall) and _is_free_of(n, name):
+            return in_loop
+        loop = in_loop or isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile))
+        return any(inside_loop(ch, loop) for _, ch in n.children())
+    return not any(inside_loop(s, False) for s in stmts)
+
+
+def _drop_early_frees(node, name: str) -> None:
+    """In place: the ``free(name)`` statements nested in ``node`` removed."""
+    for _, ch in node.children():
+        _drop_early_frees(ch, name)
+    if isinstance(node, c_ast.Compound) and node.block_items:
+        node.block_items = [s for s in node.block_items if not _is_free_of(s, name)]
+    elif isinstance(node, c_ast.If):
+        for attr in ("iftrue", "iffalse"):
+            if _is_free_of(getattr(node, attr), name):
+                setattr(node, attr, c_ast.Compound([]))
 
 
 def _only_indexed(body, name: str, decl) -> bool:

@@ -255,3 +255,27 @@ def test_a_clamped_index_read_from_memory_is_bounded_by_its_clamp():
     # a label after the clamp can be reached without it
     jumped = _info(_CLAMPED.replace("    out[i] = x[s];", "  skip:\n    out[i] = x[s];") % "", params)
     assert affine.proved_extent(jumped, "x") is None
+
+
+_IF_CLAMPED = """
+  for (int i = 0; i < n; ++i) {
+    int jmax = flag ? i + (m - n) + 1 : m;
+    if (jmax > m) jmax = m;
+    if (jmax < 0) jmax = 0;%s
+    for (int j = 0; j < jmax; ++j) out[i * m + j] = x[j];
+  }"""
+
+
+def test_a_bound_clamped_by_ifs_after_its_declaration_is_proved():
+    # session 26 probe (causal attention: `int jmax = causal ? i + (S - L) + 1 : S; if (jmax >
+    # S) jmax = S; if (jmax < 0) jmax = 0;`): the initial value and each `if (c) x = E;` hold
+    # of the values before the next assignment
+    params = "const float* x, float* out, int n, int m, int flag"
+    assert affine.proved_extent(_info(_IF_CLAMPED % "", params), "x") == "m"
+    # a start past m and no upper clamp: rows read past m, the bound is not m
+    loose = _IF_CLAMPED.replace("i + (m - n) + 1", "i + m + 1").replace(
+        "    if (jmax > m) jmax = m;\n", "")
+    assert affine.proved_extent(_info(loose % "", params), "x") != "m"
+    # assigned again with an unknown value after the clamps: nothing is known of it
+    again = _info(_IF_CLAMPED % "\n    jmax = (int) x[i];", params)
+    assert affine.proved_extent(again, "x") is None

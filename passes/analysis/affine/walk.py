@@ -43,6 +43,7 @@ class _Walker(c_ast.NodeVisitor):
         self.flags: dict = {}
         self.counter = 0
         self.histories = 0                # values a local held before an assignment (_assigned)
+        self.before: dict = {}            # local uid -> its history value while it is assigned
         self.fdef = fdef
         self.params = {}
         for p in program.entry.params:
@@ -406,7 +407,15 @@ class _Walker(c_ast.NodeVisitor):
         value)."""
         if not uids:
             return
-        self.guards[:] = [_TRUE if locals_in(g, set()) & uids else g for g in self.guards]
+        renamed = []
+        for g in self.guards:
+            # what held of a local before the statement that assigns it (``_assigned`` named
+            # that value) holds of the value before
+            for uid, before in self.before.items():
+                if uid in uids and uid in locals_in(g, set()):
+                    g = replace_ir(g, ("l", uid), before)
+            renamed.append(_TRUE if locals_in(g, set()) & uids else g)
+        self.guards[:] = renamed
         for scope in self.scopes:
             for var in scope.values():
                 if var.uid in uids:
@@ -532,7 +541,8 @@ class _Walker(c_ast.NodeVisitor):
         for k, item in enumerate(items):
             assigned = self._assigned(item) if k >= last_entry else None
             self.visit(item)
-            c = self._asserted(item) or assigned
+            self.before.clear()
+            c = self._asserted(item) or assigned or self._declared(item)
             if c is None:
                 c = self._exit_guard(item, items[k + 1:])
                 if c is not None:
@@ -627,20 +637,52 @@ class _Walker(c_ast.NodeVisitor):
         value ``x`` had is a symbol of its own (a history value: it never changes). A later
         write of ``x`` or of a local ``E`` reads makes the condition stale (``_stale``).
         Computed before the statement runs; None for other statements."""
+        cond = None
+        if isinstance(item, c_ast.If) and item.iffalse is None:
+            # ``if (c) x = E;`` (a clamp ``if (jmax > S) jmax = S;``): x == (c ? E : x before)
+            body = item.iftrue
+            if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1:
+                body = body.block_items[0]
+            cond, item = self.cond(item.cond), body
+            if cond is None:
+                return None
         if not (isinstance(item, c_ast.Assignment) and item.op == "=" and
                 isinstance(item.lvalue, c_ast.ID)):
             return None
-        var = self.lookup(item.lvalue.name)
-        if var is None or var.kind != "local" or var.value != ("l", var.uid) or \
-                var.decl is None or not isinstance(var.decl.type, c_ast.TypeDecl) or \
-                not self.is_int(var.decl.type):
-            return None
-        value = self.ir(item.rvalue)
+        var = self._unknown_int_local(item.lvalue.name)
+        value = self.ir(item.rvalue) if var is not None else None
         if value is None:
             return None
         self.histories += 1
         before = ("l", f"{var.uid}~{self.histories}")
+        if cond is not None:
+            value = ("?", cond, value, ("l", var.uid))
+        self.before[var.uid] = before
         return ("==", ("l", var.uid), replace_ir(value, ("l", var.uid), before))
+
+    def _unknown_int_local(self, name: str) -> Var | None:
+        """The integer local ``name`` when the analysis keeps it as a value of its own (it is
+        written after its declaration), else None."""
+        var = self.lookup(name)
+        if var is None or var.kind != "local" or var.value != ("l", var.uid) or \
+                var.decl is None or not isinstance(var.decl.type, c_ast.TypeDecl) or \
+                not self.is_int(var.decl.type):
+            return None
+        return var
+
+    def _declared(self, item):
+        """``x == E`` after ``int x = E;`` for an integer local written later (its value is
+        a symbol of its own): the initial value, until the first write makes it stale."""
+        if not (isinstance(item, c_ast.Decl) and item.init is not None and item.name and
+                isinstance(item.type, c_ast.TypeDecl)) or isinstance(item.init, c_ast.InitList):
+            return None
+        var = self._unknown_int_local(item.name)
+        if var is None or var.decl is not item:
+            return None
+        value = self.ir(item.init)
+        if value is None or var.uid in locals_in(value, set()):
+            return None
+        return ("==", ("l", var.uid), value)
 
     def visit_Decl(self, n):
         if isinstance(n.type, c_ast.FuncDecl) or n.name is None:

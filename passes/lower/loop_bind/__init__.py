@@ -37,6 +37,17 @@ Privatised arrays
     rewritten for every query row) is bound with a copy of each such array declared inside
     the kernel (per thread; ``static`` and initialiser dropped: no value from another
     iteration or from before the loop is ever read).
+Thread arrays
+    An array of one iteration whose length is not a constant but known to the host (a
+    per-iteration heap buffer ``float *p = malloc(sizeof(float) * S)``, which ``heap_locals``
+    makes ``float p[...]``; a privatised array of such a length) is a thread's slice of a
+    device buffer: ``float *p = __xp_thr_p + __xp_slot * (long long) (len);`` with ``__xp_slot``
+    the thread's global index; the kernel runs grid-strided (a thread reuses its slice for
+    its iterations, one after another) and the host caps the grid so that all slices fit
+    256 MiB, allocates the buffer around the launch and frees it. Legality
+    (``_thread_arrays``, XP-BIND-005): one dimension, a scalar element type, declared once,
+    no ``sizeof``/``&`` of it, a length over entry scalars the entry never assigns and
+    file-scope constants.
 Scratch arrays
     A host array (``alignas(64) static int16_t Aq[M * NP];``, ``const int zp[4] = {...}``)
     that device code uses becomes a device scratch buffer (``_scratch_refusal`` is the
@@ -93,7 +104,7 @@ import passes.analysis.affine as affine
 import passes.canon as canon
 from passes.base import Option, PassInfo, register
 from passes.lower.heap_locals import heap_locals
-from passes.lower.loop_bind.kernel_ast import (clean, count_ast, ir_names, is_omp, loop_type,
+from passes.lower.loop_bind.kernel_ast import (clean, count_ast, fill, ir_names, is_omp, loop_type,
                                                loop_var_decls, mentions_loop, only_loop, param_decls,
                                                parse_snippet, strip_quals, typedefs)
 
@@ -152,6 +163,9 @@ class Region:
     stride: bool = False
     sched: object = None                # kernel: loop_bind_blocks.Schedule (levels=2)
     host: dict = field(default_factory=dict)       # kernel: host scalar locals at the launch -> type
+    # kernel: arrays of each iteration whose length the host computes (a thread's slice of a
+    # device buffer): [(name, element type text, length AST)]
+    thread_arrays: list = field(default_factory=list)
 
 
 @dataclass
@@ -175,22 +189,24 @@ def _diag(program, code: str, message: str, node=None) -> Diagnostic:
 
 def plan(program, block: int = 256, extents: dict | None = None, levels: int = 1,
          shared_limit: int = 0, device_copies: bool = False,
-         dynamic_limit: int = 0) -> tuple[Plan | None, list[Diagnostic]]:
+         dynamic_limit: int = 0, thread_slices: bool = False) -> tuple[Plan | None, list[Diagnostic]]:
     """The lowering plan, or None with the diagnostics that refuse it (legality). With
     ``levels=2`` kernel regions get a two-level schedule (``loop_bind_blocks``) where one
     applies within ``shared_limit`` bytes of static shared memory per block (and up to
     ``dynamic_limit`` bytes in all with dynamic shared memory). With ``device_copies``
     a ``memcpy`` between device buffers is a ``copy`` region (the caller emits the runtime's
-    device-to-device copy), else a single-thread region."""
+    device-to-device copy), else a single-thread region. With ``thread_slices`` an array of
+    one iteration whose length is not a constant becomes each thread's slice of a device
+    buffer (``Region.thread_arrays``); without, it stays as declared (the caller's business)."""
     try:
         return _plan_promoting(program, block, extents, levels, shared_limit,
-                               device_copies, dynamic_limit), []
+                               device_copies, dynamic_limit, thread_slices), []
     except BindError as exc:
         return None, [_diag(program, exc.code, exc.message, exc.node)]
 
 
 def _plan_promoting(program, block, extents, levels, shared_limit, device_copies,
-                    dynamic_limit=0) -> Plan:
+                    dynamic_limit=0, thread_slices=False) -> Plan:
     """``_plan`` of the program with ``sizeof`` of local arrays folded; a host scalar that
     device code computes (a reduction's result read by later device statements) becomes a
     one-element array, which device code reaches as a buffer, and the plan is made again."""
@@ -199,7 +215,7 @@ def _plan_promoting(program, block, extents, levels, shared_limit, device_copies
     while True:
         try:
             the_plan = _plan(program, block, extents, levels, shared_limit, device_copies,
-                             dynamic_limit)
+                             dynamic_limit, thread_slices)
             the_plan.program = program
             return the_plan
         except BindError as exc:
@@ -257,7 +273,8 @@ def _with_parents(node, parent=None):
 
 
 def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
-          shared_limit: int = 0, device_copies: bool = False, dynamic_limit: int = 0) -> Plan:
+          shared_limit: int = 0, device_copies: bool = False, dynamic_limit: int = 0,
+          thread_slices: bool = False) -> Plan:
     if not 1 <= block <= 1024:
         raise BindError("XP-BIND-004", f"block={block}: CUDA/HIP blocks hold 1..1024 threads")
     if levels not in (1, 2):
@@ -314,7 +331,8 @@ def _plan(program, block: int, extents: dict | None = None, levels: int = 1,
             raise BindError("XP-BIND-002", f"the number of elements of '{name}' the program "
                             "accesses is not computable (non-affine subscript or bound)",
                             acc.node if acc else None)
-    builder = _Planner(program, info, block, levels, shared_limit, device_copies, dynamic_limit)
+    builder = _Planner(program, info, block, levels, shared_limit, device_copies, dynamic_limit,
+                       thread_slices)
     params = [p.name for p in program.entry.params]
     regions = builder.partition(list(info.function.body.block_items or []),
                                 {n: None for n in params})
@@ -451,8 +469,10 @@ def _names(stmts) -> _Names:
 
 class _Planner:
     def __init__(self, program, info: affine.NestInfo, block: int, levels: int = 1,
-                 shared_limit: int = 0, device_copies: bool = False, dynamic_limit: int = 0):
+                 shared_limit: int = 0, device_copies: bool = False, dynamic_limit: int = 0,
+                 thread_slices: bool = False):
         self.program, self.info, self.block = program, info, block
+        self.thread_slices = thread_slices
         self.device_copies = device_copies
         self.levels, self.shared_limit = levels, shared_limit
         self.dynamic_limit = dynamic_limit
@@ -710,6 +730,8 @@ class _Planner:
             r.params.append((name, self._param_type(name, decl)))
         if r.kind == "copy":
             return                           # no kernel: the host copies between device buffers
+        if r.kind == "single" and self.thread_slices:
+            self._no_device_vla(r.stmts)
         if r.kind == "kernel":
             # what a lowering may still pass (task_bind's staged windows name the values the
             # analysis resolved copies to, e.g. a host loop variable)
@@ -742,6 +764,61 @@ class _Planner:
                 count is not None and count > MAX_GRID * r.block)
             if self.levels == 2:
                 self._two_level(r, scope)
+            if r.sched is None and self.thread_slices:
+                r.thread_arrays = self._thread_arrays(r)
+            if r.thread_arrays:           # one slice per thread, reused by its iterations
+                r.stride = True
+                r.params += [(_thread_buffer(n), f"{t} *") for n, t, _ in r.thread_arrays]
+
+    def _no_device_vla(self, stmts) -> None:
+        """Legality of a single-thread kernel: it declares no array whose length is not a
+        constant (device code has no variable-length arrays; nvcc refuses them)."""
+        constants = self.program.facts.get("constants") or {}
+        for s in stmts:
+            for d in canon.walk(s):
+                if isinstance(d, c_ast.Decl) and _variable_length(d, constants):
+                    raise BindError("XP-BIND-005", f"array '{d.name}' has a length that is not "
+                                    "a constant, in statements that run as a single-thread "
+                                    "kernel (device code has no variable-length arrays)", d)
+
+    def _thread_arrays(self, r: Region) -> list:
+        """Legality of per-thread slices: the arrays of one iteration (declared in the bound
+        loop's body, or privatised) whose length is not a constant, each one-dimensional, of
+        a scalar type, declared once, neither ``sizeof`` nor ``&`` operand, with a length over
+        entry scalars nobody assigns and file-scope constants (the host computes it before
+        the launch). [(name, element type, length AST)]; BindError when one is not legal."""
+        import passes.lower.loop_bind.blocks as blocks
+        body = r.loops[-1].node.stmt
+        decls = [n for n in canon.walk(body) if isinstance(n, c_ast.Decl) and n.name]
+        decls += list(r.private.values())
+        scalars = {p.name for p in self.entry.params if p.kind != "pointer"}
+        fdef = affine.entry_function(self.program)
+        fixed = scalars - _assigned_names(fdef.body) if fdef is not None else set()
+        constants = self.program.facts.get("constants") or {}
+        out = []
+        for d in decls:
+            if not _variable_length(d, constants):
+                continue
+            t = d.type.type
+            why = None
+            if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
+                why = "it has more than one dimension or no scalar element type"
+            elif sum(x.name == d.name for x in decls) != 1:
+                why = "its name is declared more than once in the kernel"
+            elif d.init is not None or set(d.storage or []) & {"static", "extern"}:
+                why = "it is static, extern or initialised"
+            else:
+                why = blocks.whole_array_use(body, d.name)
+                bad = canon.ids_in(d.type.dim) - fixed - self.globals_
+                if why is None and bad:
+                    why = (f"its length reads {', '.join(sorted(bad))}, which the host does not "
+                           "know at the launch")
+            if why is not None:
+                raise BindError("XP-BIND-005", f"array '{d.name}' of each iteration has a length "
+                                f"that is not a constant and cannot be a thread's slice of a "
+                                f"device buffer: {why}", d)
+            out.append((d.name, " ".join(t.type.names), copy.deepcopy(d.type.dim)))
+        return out
 
     def _reserved(self) -> frozenset:
         """Entry parameters and file-scope names (functions, globals, typedefs)."""
@@ -972,6 +1049,48 @@ def _scratch_name(name: str) -> str:
     return f"__xp_d_{name}"
 
 
+def _thread_buffer(name: str) -> str:
+    """Device buffer of the per-thread slices of the iteration array ``name``."""
+    return f"__xp_thr_{name}"
+
+
+def _variable_length(decl: c_ast.Decl, constants: dict) -> bool:
+    """``decl`` declares an array with a dimension that is not a constant."""
+    t = decl.type
+    while isinstance(t, c_ast.ArrayDecl):
+        if t.dim is not None and _const_length(t.dim, constants) is None:
+            return True
+        t = t.type
+    return False
+
+
+def _const_length(dim, constants: dict) -> int | None:
+    """Value of a constant array length (literals, named constants, ``sizeof`` of scalar
+    types), else None."""
+    import passes.lower.loop_bind.blocks as blocks
+    from passes.lower.heap_locals import const_bytes
+    got = blocks.const_int(dim, constants)
+    if got is None:
+        from platforms.common.generator import XGenerator
+        got = const_bytes(XGenerator({}).visit(dim))
+    return got
+
+
+def _thread_slices(body, arrays: list) -> None:
+    """In place: each declaration ``T a[n];`` of ``arrays`` in ``body`` -> ``T *a =
+    __xp_thr_a + __xp_slot * (long long) (n);`` (this thread's slice)."""
+    lengths = {name: length for name, _, length in arrays}
+    types = {name: t for name, t, _ in arrays}
+
+    def repl(n):
+        if isinstance(n, c_ast.Decl) and n.name in lengths and isinstance(n.type, c_ast.ArrayDecl):
+            (d,) = parse_snippet(f"{types[n.name]} *{n.name} = {_thread_buffer(n.name)} + "
+                                 "__xp_slot * (long long) (__xp_len);")
+            return fill(d, {"__xp_len": lengths[n.name]})
+        return None
+    canon.replace_nodes(body, repl)
+
+
 def _scratch_alloc(decl: c_ast.Decl, rt) -> list:
     """Host statements after the declaration of scratch array ``decl``: a device buffer of
     ``sizeof(decl)`` bytes holding a copy of the host array (its initialiser or, for a
@@ -1146,6 +1265,10 @@ def _kernel_def(region: Region, info, generator_facts) -> c_ast.FuncDef:
     inner = c_ast.Compound(unit_decls + var_decls +
                            (body.block_items or [] if isinstance(body, c_ast.Compound)
                             else [body]))
+    if region.thread_arrays:
+        _thread_slices(inner, region.thread_arrays)
+        decls += parse_snippet("const long long __xp_slot = (long long)blockIdx.x * blockDim.x "
+                               "+ threadIdx.x;")
     if region.stride:
         (loop,) = parse_snippet(
             "for (long long __xp_t = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
@@ -1244,7 +1367,9 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
     if dynamic:                          # arrays over the static limit: opt in, pass the bytes
         body += parse_snippet(rt.max_dynamic_shared.format(kernel=region.name, bytes=dynamic))
     launch = _launch(region.name, grid, blk, args, dynamic)
-    if region.sched is not None and region.sched.scratch_bytes:
+    if region.thread_arrays:
+        body += _thread_buffers(region, k, rt, launch)
+    elif region.sched is not None and region.sched.scratch_bytes:
         body += parse_snippet(
             f"char *__xp_scratch = 0; {rt.malloc}((void **)&__xp_scratch, "
             f"(unsigned long long) __xp_g{k} * {region.sched.scratch_bytes});")
@@ -1253,6 +1378,32 @@ def _launch_stmts(region: Region, info, k: int, scratch=None, aliases=None, rt=N
     else:
         body.append(launch)
     return [c_ast.Compound(stmts)]
+
+
+def _thread_buffers(region: Region, k: int, rt, launch) -> list:
+    """Host statements around ``launch`` of a region with per-thread arrays: the grid capped
+    so that all threads' slices fit SCRATCH_BUDGET bytes, one device buffer per array (grid x
+    block slices of its length), the launch, the buffers freed."""
+    from passes.lower.loop_bind.blocks import SCRATCH_BUDGET
+    b, g = region.block, f"__xp_g{k}"
+    per = " + ".join(f"(long long) (__xp_len{j}) * (long long) sizeof({t})"
+                     for j, (_, t, _) in enumerate(region.thread_arrays))
+    code = (f"long long __xp_tb{k} = {per};"
+            f"if (__xp_tb{k} < 1) __xp_tb{k} = 1;"
+            f"if ({g} > {SCRATCH_BUDGET}LL / ((long long) {b} * __xp_tb{k})) "
+            f"{g} = {SCRATCH_BUDGET}LL / ((long long) {b} * __xp_tb{k});"
+            f"if ({g} < 1) {g} = 1;")
+    for j, (name, t, _) in enumerate(region.thread_arrays):
+        buf = _thread_buffer(name)
+        code += (f"{t} *{buf} = 0; {rt.malloc}((void **)&{buf}, (unsigned long long) {g} * {b} * "
+                 f"(unsigned long long) (__xp_len{j}) * sizeof({t}));")
+    stmts = parse_snippet(code)
+    fill(c_ast.Compound(stmts), {f"__xp_len{j}": length
+                                 for j, (_, _, length) in enumerate(region.thread_arrays)})
+    stmts.append(launch)
+    stmts += parse_snippet("".join(f"{rt.free}({_thread_buffer(n)});"
+                                   for n, _, _ in region.thread_arrays))
+    return stmts
 
 
 def _typename_of(text: str):
@@ -1416,14 +1567,18 @@ def bind_plan(program, *, to: str = "cuda", block: int = 256, extents: str = "",
         return [_wrapper_clash(program, stuck)]
     program = _without_block_typedefs(program)
     # per-block heap buffers (the lift's dynamic shared memory) of a constant size -> local
-    # arrays of the block, which the schedule puts in shared memory; symbolic ones would be
-    # variable-length arrays in device code: the program stays as it is
+    # arrays of the block, which the schedule puts in shared memory; symbolic ones whose
+    # length the host knows -> arrays of each iteration, which a kernel gets as its threads'
+    # slices of a device buffer (else the program stays as it is)
     with_arrays, heaps = heap_locals(program)
-    if heaps and all(h.const for h in heaps.values()):
-        program = with_arrays
     static, optin = _shared_limits(to)
-    the_plan, problems = plan(program, block, given, levels, static, device_copies=True,
-                              dynamic_limit=optin)
+    the_plan = None
+    if heaps and all(h.const or h.host_ok for h in heaps.values()):
+        the_plan, problems = plan(with_arrays, block, given, levels, static, device_copies=True,
+                                  dynamic_limit=optin, thread_slices=True)
+    if the_plan is None and not (heaps and all(h.const for h in heaps.values())):
+        the_plan, problems = plan(program, block, given, levels, static, device_copies=True,
+                                  dynamic_limit=optin, thread_slices=True)
     if the_plan is None:
         return problems
     program = the_plan.program

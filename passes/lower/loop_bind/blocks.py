@@ -150,7 +150,7 @@ def schedule(loop: affine.LoopInfo, info: affine.NestInfo, max_block: int,
             shared.append((d, n, dims))
             used += n
             continue
-        why = _whole_array_use(loop.node, d.name)
+        why = whole_array_use(loop.node, d.name)
         if why:
             raise NotTwoLevel(f"array '{d.name}' does not fit in shared memory and {why}")
         slot = (n + DYNAMIC_ALIGN - 1) // DYNAMIC_ALIGN * DYNAMIC_ALIGN
@@ -208,7 +208,7 @@ def _read_only(body, name: str) -> bool:
     return True
 
 
-def _whole_array_use(node, name: str) -> str | None:
+def whole_array_use(node, name: str) -> str | None:
     """Why array ``name`` cannot become a pointer into scratch (``sizeof`` or ``&`` of it)."""
     for n in _walk(node):
         if isinstance(n, c_ast.UnaryOp) and n.op in ("sizeof", "&") and \
@@ -462,7 +462,7 @@ class _Scheduler:
     def _dims(self, t) -> tuple | None:
         dims = []
         while isinstance(t, c_ast.ArrayDecl):
-            v = _const_int(t.dim, self.constants) if t.dim is not None else None
+            v = const_int(t.dim, self.constants) if t.dim is not None else None
             if v is None or v <= 0:
                 return None
             dims.append(v)
@@ -564,7 +564,7 @@ class _Scheduler:
         return True
 
 
-def _const_int(e, constants: dict) -> int | None:
+def const_int(e, constants: dict) -> int | None:
     """Value of an integer constant expression over literals and named constants."""
     if isinstance(e, c_ast.Constant):
         text = e.value.rstrip("uUlL")
@@ -576,16 +576,16 @@ def _const_int(e, constants: dict) -> int | None:
         v = constants.get(e.name)
         return v if isinstance(v, int) else None
     if isinstance(e, c_ast.Cast):
-        return _const_int(e.expr, constants)
+        return const_int(e.expr, constants)
     if isinstance(e, c_ast.UnaryOp) and e.op == "sizeof" and isinstance(e.expr, c_ast.Typename) \
             and isinstance(e.expr.type, c_ast.TypeDecl) \
             and isinstance(e.expr.type.type, c_ast.IdentifierType):
         return canon.TYPE_BYTES.get(" ".join(e.expr.type.type.names))
     if isinstance(e, c_ast.UnaryOp) and e.op == "-":
-        v = _const_int(e.expr, constants)
+        v = const_int(e.expr, constants)
         return None if v is None else -v
     if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*", "/", "%"):
-        a, b = _const_int(e.left, constants), _const_int(e.right, constants)
+        a, b = const_int(e.left, constants), const_int(e.right, constants)
         if a is None or b is None or (e.op in ("/", "%") and b == 0):
             return None
         if e.op == "/":

@@ -219,7 +219,9 @@ class _Lowering:
             extra = {n: c for n, c in given.items() if n not in hints}
             the_plan, problems = loop_bind.plan(program, extents={**hints, **extra})
             if the_plan is not None:
-                # the program planned (loop_bind folds array sizeof, promotes scalars)
+                # the program planned (loop_bind folds array sizeof, promotes scalars): a
+                # copy, where the heap buffers' declarations are other nodes
+                self.heaps = _same_decls(program, the_plan.program, self.heaps)
                 program = self.program = the_plan.program
                 # the host allocation bounds every access of the source; the access analysis
                 # over-approximates subscripts under conditions (x0[..] in c ? x0[..] : x1[..])
@@ -562,6 +564,28 @@ def _slice_decl(h):
     """``T *p = __xp_heap_p + taskId * count;``: this task's slice of heap buffer ``h``."""
     return canon.parse_stmts(f"{h.etype} *{h.name} = {h.param} + "
                              f"(long long) taskId * ({h.count});")[0]
+
+
+def _same_decls(old, new, by_decl: dict) -> dict:
+    """``by_decl`` (id of a declaration of ``old`` -> value) keyed by the same declarations of
+    ``new``, a rewritten copy of ``old`` that keeps its declarations in order (the k-th
+    declaration of a name in one is the k-th of that name in the other)."""
+    if old is new or not by_decl:
+        return by_decl
+
+    def decls(program):
+        out: dict[str, list] = {}
+        for n in canon.walk(program.ast):
+            if isinstance(n, c_ast.Decl) and n.name:
+                out.setdefault(n.name, []).append(n)
+        return out
+    before, after = decls(old), decls(new)
+    moved = {}
+    for name, nodes in before.items():
+        for k, n in enumerate(nodes):
+            if id(n) in by_decl and k < len(after.get(name, [])):
+                moved[id(after[name][k])] = by_decl[id(n)]
+    return moved
 
 
 def _in_host_code(regions, heaps):
