@@ -279,3 +279,19 @@ def test_a_bound_clamped_by_ifs_after_its_declaration_is_proved():
     # assigned again with an unknown value after the clamps: nothing is known of it
     again = _info(_IF_CLAMPED % "\n    jmax = (int) x[i];", params)
     assert affine.proved_extent(again, "x") is None
+
+
+def test_a_local_computed_from_a_value_clamped_later_keeps_that_value():
+    # session 26 probe (pooling windows: `int h0 = oh * s - pad, h1 = h0 + K < H ? h0 + K : H;
+    # if (h0 < 0) h0 = 0;`): h1 reads h0 before the clamp, which stays h0's earlier value
+    body = """
+  for (int i = 0; i < n; ++i) {
+    int lo = i - 2, hi = lo + 5 < n ? lo + 5 : n;
+    if (lo < 0) lo = 0;
+    float s = 0;
+    for (int j = lo; j < hi; ++j) s += x[j];
+    out[i] = s;
+  }"""
+    assert affine.proved_extent(_info(body), "x") == "n"
+    # no cap at n: the window reads up to x[n + 2]
+    assert affine.proved_extent(_info(body.replace("lo + 5 < n ? lo + 5 : n", "lo + 5")), "x") != "n"

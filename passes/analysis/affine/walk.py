@@ -422,7 +422,13 @@ class _Walker(c_ast.NodeVisitor):
                     continue
                 if var.kind == "local" and var.value is not None and \
                         locals_in(var.value, set()) & uids:
-                    var.value = ("l", var.uid)
+                    # read of the value before the assignment (``int h1 = h0 + K; if (h0 <
+                    # 0) h0 = 0;``): the history value ``_assigned`` named keeps it exact
+                    value = var.value
+                    for uid, before in self.before.items():
+                        if uid in uids:
+                            value = replace_ir(value, ("l", uid), before)
+                    var.value = value if not locals_in(value, set()) & uids else ("l", var.uid)
                 elif var.kind in ("alias", "alias?") and var.offset is not None and \
                         locals_in(var.offset, set()) & uids:
                     var.kind, var.offset = "alias?", None
