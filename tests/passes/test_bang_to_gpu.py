@@ -65,7 +65,9 @@ def test_flat_form_is_one_task_loop_with_task_private_buffers(tmp_path):
     out = np.zeros(16 * 64, dtype=np.float32)
     text = check_flat(BUILTINS, tmp_path, "ids", [x, out])
     assert "for (int taskId = 0; taskId < 16; ++taskId)" in text
-    assert "__launch" not in text and "xp_core_slot" not in text and "omp parallel" not in text
+    assert "__launch" not in text and "xp_core_slot" not in text
+    # tasks that share nothing: their loop carries the kernel's independence
+    assert "#pragma omp parallel for\n  for (int taskId = 0;" in text
     task = text[text.index("ids__task("):]
     assert "float xa[PER];" in task            # the NRAM buffer is a local of the task
     assert "static float" not in text
@@ -131,6 +133,7 @@ def test_flat_form_splits_at_barriers_with_sram_per_cluster(tmp_path):
     text = check_flat(PHASED, tmp_path, "phased", [x, out])
     assert "phased__phase0(" in text and "phased__phase1(" in text
     assert "float xp_sram_part[4 * (4 * PER)];" in text
+    assert "omp parallel" not in text          # tasks of one cluster share SRAM: no assertion
 
 
 def test_flat_form_refuses_state_across_a_barrier():
