@@ -189,33 +189,15 @@ def _work_sharing(pragma, stmt) -> list | None:
     return out
 
 
-def _with_frees_before_continue(body, post: list):
-    """``body`` with each ``continue`` of its own loop (not of a nested one) preceded by the
-    statements ``post`` (the thread's frees)."""
-    if not post:
-        return body if isinstance(body, c_ast.Compound) else c_ast.Compound([body])
-
-    def fix(n):
-        if isinstance(n, c_ast.Continue):
-            return c_ast.Compound(copy.deepcopy(post) + [n])
-        if isinstance(n, _LOOPS):
-            return n
-        for name, ch in n.children():
-            new = fix(ch)
-            if new is not ch:
-                _set_child(n, name, new)
-        return n
-    body = fix(body)
-    return body if isinstance(body, c_ast.Compound) else c_ast.Compound([body])
-
-
-def _set_child(node, name: str, new) -> None:
-    """Replace the child called ``name`` (``block_items[2]``, ``iftrue``) of ``node``."""
-    if "[" in name:
-        attr, idx = name[:-1].split("[")
-        getattr(node, attr)[int(idx)] = new
-    else:
-        setattr(node, name, new)
+def _with_frees_before_continue(body, post: list) -> c_ast.Compound:
+    """``body`` (as a block) with each ``continue`` of its own loop (not of a nested one)
+    preceded by the statements ``post`` (the thread's frees)."""
+    body = body if isinstance(body, c_ast.Compound) else c_ast.Compound([body])
+    if post:
+        canon.replace_nodes(body, lambda n: c_ast.Compound(copy.deepcopy(post) + [n])
+                            if isinstance(n, c_ast.Continue) else n if isinstance(n, _LOOPS)
+                            else None)
+    return body
 
 
 def find_work_sharing(fdef) -> list[tuple[c_ast.Compound, int, list]]:

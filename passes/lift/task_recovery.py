@@ -45,8 +45,9 @@ Summary
       loop nest whose task loop carries no dependence. A task loop of a kernel whose tasks
       share nothing (no barrier, SRAM, memory core or atomic) gets ``#pragma omp parallel
       for``: concurrent tasks writing one element would race, so the kernel's contract is
-      that its tasks are independent (as the GPU lift states for a grid's blocks). The runner (a function named after the
-      kernel, ``k__cfgN`` for further configurations) replaces the launch. Cluster state is
+      that its tasks are independent (as the GPU lift states for a grid's blocks). The
+      runner (a function named after the kernel, ``k__cfgN`` for further configurations)
+      replaces the launch. Cluster state is
       kept for launches of exactly one group of tasks (taskDim = the UNIONn core count): a
       ``__mlu_shared__`` buffer ``b[D]`` becomes ``xp_sram_b[n * D]`` in the runner, indexed
       ``xp_sram_b + clusterId * D``; barriers at the kernel's top level split it into phases

@@ -407,15 +407,10 @@ class _Walker(c_ast.NodeVisitor):
         value)."""
         if not uids:
             return
-        renamed = []
-        for g in self.guards:
-            # what held of a local before the statement that assigns it (``_assigned`` named
-            # that value) holds of the value before
-            for uid, before in self.before.items():
-                if uid in uids and uid in locals_in(g, set()):
-                    g = replace_ir(g, ("l", uid), before)
-            renamed.append(_TRUE if locals_in(g, set()) & uids else g)
-        self.guards[:] = renamed
+        # what held of a local before the statement that assigns it (``_assigned`` named that
+        # value) holds of the value before
+        renamed = [self._to_history(g, uids) for g in self.guards]
+        self.guards[:] = [_TRUE if locals_in(g, set()) & uids else g for g in renamed]
         for scope in self.scopes:
             for var in scope.values():
                 if var.uid in uids:
@@ -424,14 +419,19 @@ class _Walker(c_ast.NodeVisitor):
                         locals_in(var.value, set()) & uids:
                     # read of the value before the assignment (``int h1 = h0 + K; if (h0 <
                     # 0) h0 = 0;``): the history value ``_assigned`` named keeps it exact
-                    value = var.value
-                    for uid, before in self.before.items():
-                        if uid in uids:
-                            value = replace_ir(value, ("l", uid), before)
+                    value = self._to_history(var.value, uids)
                     var.value = value if not locals_in(value, set()) & uids else ("l", var.uid)
                 elif var.kind in ("alias", "alias?") and var.offset is not None and \
                         locals_in(var.offset, set()) & uids:
                     var.kind, var.offset = "alias?", None
+
+    def _to_history(self, ir, uids: set):
+        """``ir`` with each local of ``uids`` that is being assigned (``self.before``) read as
+        its history value, the value it had before the statement."""
+        for uid, before in self.before.items():
+            if uid in uids:
+                ir = replace_ir(ir, ("l", uid), before)
+        return ir
 
     def _stale_in(self, *nodes) -> set:
         """Before a loop: the locals in scope that its header or body may write (by name,
